@@ -1,0 +1,149 @@
+//! Criterion integration: a step's bench is `common::bench::run(c, &STEP)`. One group per
+//! shape, the step and cuBLAS side by side, times from CUDA events, throughput in FLOPs;
+//! a summary table (GFLOP/s and % of cuBLAS per shape) closes the run.
+
+use crate::device::Gpu;
+use crate::measure::{Timing, sync, verify};
+use crate::reference::Cublas;
+use crate::step::{DeviceMatrix, Runner, Step};
+use crate::{Gemm, Result, Shape, data};
+use criterion::{Criterion, SamplingMode, Throughput};
+use cudarc::driver::sys::CUevent_flags;
+use std::cell::RefCell;
+use std::time::Duration;
+
+/// Environment variable with the shapes to bench, e.g. `1024,4096x4096x1024`.
+pub const SHAPES_ENV: &str = "SGEMM_BENCH_SHAPES";
+
+/// Shapes benched when `SGEMM_BENCH_SHAPES` is not set.
+pub const DEFAULT_SHAPES: [Shape; 3] = [Shape::cube(1024), Shape::cube(2048), Shape::cube(4096)];
+
+/// The shapes to bench, from the environment or the default.
+pub fn shapes() -> Result<Vec<Shape>> {
+    match std::env::var(SHAPES_ENV) {
+        Ok(list) => list.split(',').filter(|s| !s.trim().is_empty()).map(Shape::parse).collect(),
+        Err(_) => Ok(DEFAULT_SHAPES.to_vec()),
+    }
+}
+
+/// Prints the error as one line and exits: a bench without a GPU has nothing to measure.
+fn or_exit<T>(r: Result<T>) -> T {
+    r.unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        std::process::exit(1)
+    })
+}
+
+/// Times `iters` back-to-back launches between two CUDA events.
+fn event_time(gpu: &Gpu, iters: u64, mut launch: impl FnMut() -> Result<()>) -> Result<Duration> {
+    let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    let stop = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    start.record(&gpu.stream)?;
+    for _ in 0..iters {
+        launch()?;
+    }
+    stop.record(&gpu.stream)?;
+    let ms = start.elapsed_ms(&stop)?;
+    Ok(Duration::from_secs_f64(ms as f64 * 1e-3))
+}
+
+/// One row of the closing summary.
+pub struct Row {
+    pub gemm: Gemm,
+    pub kernel: Timing,
+    pub cublas: Timing,
+}
+
+/// Benches `step` at every shape (alpha 1, beta 0), each verified first.
+pub fn run(c: &mut Criterion, step: &Step) {
+    let rows = or_exit(bench_shapes(c, step));
+    println!("\n{} on {}", step.name, or_exit(Gpu::shared()).describe());
+    println!("{}", summary(step.name, &rows));
+}
+
+/// The summary table: per shape, the step's and cuBLAS's GFLOP/s and the ratio.
+pub fn summary(name: &str, rows: &[Row]) -> String {
+    let mut out = format!("| shape | {name} GFLOP/s | cuBLAS GFLOP/s | % of cuBLAS |\n|---|---:|---:|---:|\n");
+    for r in rows {
+        out += &format!(
+            "| {} | {:.0} | {:.0} | {:.1}% |\n",
+            r.gemm.shape,
+            r.kernel.gflops(&r.gemm),
+            r.cublas.gflops(&r.gemm),
+            100.0 * r.cublas.median_ms / r.kernel.median_ms
+        );
+    }
+    out
+}
+
+fn bench_shapes(c: &mut Criterion, step: &Step) -> Result<Vec<Row>> {
+    let gpu = Gpu::shared()?;
+    let cublas = Cublas::new(&gpu)?;
+    let mut runner = Runner::new(&gpu, step, None)?;
+    let mut rows = Vec::new();
+    for shape in shapes()? {
+        let gemm = Gemm::new(shape, 1.0, 0.0);
+        // Never time a wrong kernel: verify on fresh inputs first.
+        let verified = verify(&mut runner, &cublas, &gemm, data::fresh_seed())?;
+        if !verified.passed() {
+            return Err(crate::Error::BadInput(format!(
+                "refusing to bench a wrong result: {}",
+                verified.report(step.name)
+            )));
+        }
+        let seed = data::fresh_seed();
+        let a = DeviceMatrix::from_host(&gpu, &data::random_matrix(shape.m, shape.k, seed))?;
+        let b = DeviceMatrix::from_host(&gpu, &data::random_matrix(shape.k, shape.n, seed ^ 1))?;
+        let mut out = DeviceMatrix::from_host(&gpu, &data::random_matrix(shape.m, shape.n, seed ^ 2))?;
+
+        let mut group = c.benchmark_group(shape.to_string());
+        group.throughput(Throughput::Elements(shape.flops() as u64));
+        group.sampling_mode(SamplingMode::Flat).sample_size(10);
+        group.warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+        // Per-launch times of every timed batch, for the summary (the first batch is a warm-up).
+        let kernel_ms = RefCell::new(Vec::new());
+        let cublas_ms = RefCell::new(Vec::new());
+        let mut failure = None;
+        group.bench_function(step.name, |bch| {
+            bch.iter_custom(|iters| {
+                let t = event_time(&gpu, iters, || runner.run(&gemm, &a, &b, &mut out));
+                record(t, iters, &kernel_ms, &mut failure)
+            })
+        });
+        group.bench_function("cuBLAS", |bch| {
+            bch.iter_custom(|iters| {
+                let t = event_time(&gpu, iters, || cublas.sgemm(&gpu, &gemm, &a, &b, &mut out));
+                record(t, iters, &cublas_ms, &mut failure)
+            })
+        });
+        group.finish();
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        sync(&gpu, step.name)?;
+        let timing = |v: RefCell<Vec<f64>>| {
+            let v = v.into_inner();
+            Timing::from_samples(if v.len() > 1 { v[1..].to_vec() } else { v })
+        };
+        rows.push(Row { gemm, kernel: timing(kernel_ms), cublas: timing(cublas_ms) });
+    }
+    Ok(rows)
+}
+
+fn record(
+    t: Result<Duration>,
+    iters: u64,
+    samples: &RefCell<Vec<f64>>,
+    failure: &mut Option<crate::Error>,
+) -> Duration {
+    match t {
+        Ok(d) => {
+            samples.borrow_mut().push(d.as_secs_f64() * 1e3 / iters as f64);
+            d
+        }
+        Err(e) => {
+            failure.get_or_insert(e);
+            Duration::from_nanos(1)
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! The GPU: opened once per process, checked before anything can panic inside cudarc.
+
+use crate::{Error, Result};
+use cudarc::driver::sys::CUdevice_attribute as Attr;
+use cudarc::driver::{CudaContext, CudaStream};
+use std::sync::Arc;
+
+/// Environment variable naming the GPU ordinal to use (default 0).
+pub const DEVICE_ENV: &str = "SGEMM_DEVICE";
+
+/// An opened GPU with the facts the harness reports and the roofline needs.
+pub struct Gpu {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub ordinal: usize,
+    pub name: String,
+    pub sms: u32,
+    pub cc: (i32, i32),
+    /// e.g. 13000 for CUDA 13.0.
+    pub driver_version: i32,
+    /// SM clock in kHz as the driver reports it (the boost clock).
+    pub clock_khz: u32,
+    /// Memory clock in kHz and bus width in bits, for the datasheet bandwidth.
+    pub mem_clock_khz: u32,
+    pub bus_width_bits: u32,
+    pub l2_bytes: u32,
+    pub max_smem_per_block_optin: u32,
+}
+
+/// Whether libcuda can be loaded. cudarc panics on first use when it cannot, so ask first.
+pub fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen the library.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+/// Whether libnvrtc can be loaded.
+pub fn nvrtc_present() -> bool {
+    // SAFETY: only tries to dlopen the library.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+/// Whether libcublas can be loaded.
+pub fn cublas_present() -> bool {
+    // SAFETY: only tries to dlopen the library.
+    unsafe { cudarc::cublas::sys::is_culib_present() }
+}
+
+fn selected_ordinal() -> Result<usize> {
+    match std::env::var(DEVICE_ENV) {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .map_err(|_| Error::BadInput(format!("{DEVICE_ENV}={v:?} is not a GPU ordinal (0, 1, ...)"))),
+        Err(_) => Ok(0),
+    }
+}
+
+impl Gpu {
+    /// The process's GPU, opened on first use; every later call gets the same one (or the
+    /// same error).
+    pub fn shared() -> Result<Arc<Gpu>> {
+        static GPU: std::sync::OnceLock<Result<Arc<Gpu>>> = std::sync::OnceLock::new();
+        GPU.get_or_init(|| Gpu::open().map(Arc::new)).clone()
+    }
+
+    /// Opens GPU 0, or the one named by `SGEMM_DEVICE`.
+    pub fn open() -> Result<Gpu> {
+        if !driver_present() {
+            return Err(Error::NoDriver);
+        }
+        let count = CudaContext::device_count().map_err(|e| {
+            Error::NoDevice(format!("the driver reports {e} (is the GPU visible to this machine or container?)"))
+        })?;
+        let ordinal = selected_ordinal()?;
+        if count == 0 {
+            return Err(Error::NoDevice(
+                "the driver is installed but sees no GPU (check nvidia-smi and CUDA_VISIBLE_DEVICES)".into(),
+            ));
+        }
+        if ordinal >= count as usize {
+            return Err(Error::NoDevice(format!(
+                "{DEVICE_ENV}={ordinal} but this machine has {count} GPU(s): use 0..{}",
+                count - 1
+            )));
+        }
+        let ctx = CudaContext::new(ordinal)?;
+        // One stream, used in order: cudarc's cross-stream event tracking would only add
+        // an event record to every launch we time.
+        // SAFETY: all work in this harness goes to the one default stream.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.default_stream();
+        let attr = |a: Attr| ctx.attribute(a).map(|v| v as u32);
+        let mut driver_version = 0;
+        // SAFETY: writes one int.
+        unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver_version) }.result()?;
+        Ok(Gpu {
+            name: ctx.name()?,
+            sms: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            cc: ctx.compute_capability()?,
+            clock_khz: attr(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)?,
+            mem_clock_khz: attr(Attr::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)?,
+            bus_width_bits: attr(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)?,
+            l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
+            max_smem_per_block_optin: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+            driver_version,
+            ordinal,
+            stream,
+            ctx,
+        })
+    }
+
+    /// The NVRTC target for this exact GPU, e.g. `sm_90`.
+    pub fn arch(&self) -> String {
+        format!("sm_{}{}", self.cc.0, self.cc.1)
+    }
+
+    /// Errors unless this GPU is at least compute capability `needs`.
+    pub fn require_cc(&self, needs: (i32, i32), what: &str) -> Result<()> {
+        if self.cc < needs {
+            return Err(Error::ArchTooOld { needs, has: self.cc, what: what.into() });
+        }
+        Ok(())
+    }
+
+    /// FP32 lanes per SM, by architecture (from NVIDIA's tuning guides).
+    pub fn fp32_lanes_per_sm(&self) -> u32 {
+        match self.cc {
+            (7, _) => 64,
+            (8, 0) => 64,
+            _ => 128,
+        }
+    }
+
+    /// Datasheet FP32 (SIMT, FMA = 2 FLOPs) peak at the reported boost clock, FLOP/s.
+    pub fn peak_fp32_flops(&self) -> f64 {
+        self.sms as f64 * self.fp32_lanes_per_sm() as f64 * 2.0 * self.clock_khz as f64 * 1e3
+    }
+
+    /// Datasheet DRAM bandwidth (double data rate), bytes/s.
+    pub fn peak_dram_bytes(&self) -> f64 {
+        2.0 * self.mem_clock_khz as f64 * 1e3 * self.bus_width_bits as f64 / 8.0
+    }
+
+    /// e.g. "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, driver CUDA 13.0)".
+    pub fn describe(&self) -> String {
+        format!(
+            "{} (sm_{}{}, {} SMs, driver CUDA {}.{})",
+            self.name,
+            self.cc.0,
+            self.cc.1,
+            self.sms,
+            self.driver_version / 1000,
+            (self.driver_version % 1000) / 10
+        )
+    }
+}

@@ -1,0 +1,29 @@
+//! The shared harness of the SGEMM ladder. Every step crate is a kernel, its launch
+//! geometry, and a few lines that call into this crate:
+//!
+//! - [`device`]: the GPU, with one-line errors when there is none;
+//! - [`compile`]: NVRTC to a CUBIN for the exact GPU, with the step's defines;
+//! - [`step`]: the step description and the runner with the common kernel signature;
+//! - [`data`], [`reference`], [`verify`]: random inputs, cuBLAS and float64 references, checks;
+//! - [`measure`], [`roofline`]: CUDA-event timing and the FLOP and byte floors;
+//! - [`cli`], [`bench`], [`testing`]: the step binary, the criterion bench, the GPU tests.
+
+pub mod bench;
+pub mod cli;
+pub mod compile;
+pub mod data;
+pub mod device;
+pub mod error;
+pub mod measure;
+pub mod problem;
+pub mod reference;
+pub mod roofline;
+pub mod step;
+pub mod testing;
+pub mod verify;
+
+pub use compile::KernelSource;
+pub use data::Inputs;
+pub use error::{Error, Result};
+pub use problem::{Gemm, Shape};
+pub use step::{Launch, Step, ceil_div};

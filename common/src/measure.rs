@@ -1,0 +1,185 @@
+//! Verify one run against both references, and time kernels with CUDA events.
+
+use crate::data::Inputs;
+use crate::device::Gpu;
+use crate::problem::Gemm;
+use crate::reference::{Cublas, Reference, cpu_reference, reference_rows};
+use crate::step::{DeviceMatrix, Runner};
+use crate::verify::{Check, Scales, Tolerance, compare};
+use crate::{Error, Result};
+use cudarc::driver::sys::CUevent_flags;
+use std::time::{Duration, Instant};
+
+/// The result of one verified run.
+pub struct Verified {
+    pub gemm: Gemm,
+    pub seed: u64,
+    /// The kernel against the float64 CPU reference (all rows, or sampled rows when large).
+    pub vs_cpu: Check,
+    /// The kernel against cuBLAS, every element.
+    pub vs_cublas: Check,
+}
+
+impl Verified {
+    pub fn passed(&self) -> bool {
+        self.vs_cpu.passed() && self.vs_cublas.passed()
+    }
+
+    /// A multi-line report: what ran, and each check.
+    pub fn report(&self, kernel: &str) -> String {
+        format!("{kernel} on {} (seed {}):\n  {}\n  {}", self.gemm, self.seed, self.vs_cpu, self.vs_cublas)
+    }
+}
+
+/// Waits for the stream and turns an asynchronous kernel fault into an error naming the kernel.
+pub fn sync(gpu: &Gpu, what: &str) -> Result<()> {
+    gpu.stream.synchronize().map_err(|e| Error::Cuda(format!("{what} failed while running: {e}")))
+}
+
+/// Runs the kernel and cuBLAS on fresh random inputs (`seed`), C poisoned first, and checks
+/// the kernel against a float64 CPU reference and against cuBLAS.
+pub fn verify(runner: &mut Runner, cublas: &Cublas, gemm: &Gemm, seed: u64) -> Result<Verified> {
+    let gpu = runner.gpu.clone();
+    let inputs = Inputs::new(gemm, seed);
+    let a = DeviceMatrix::from_host(&gpu, &inputs.a)?;
+    let b = DeviceMatrix::from_host(&gpu, &inputs.b)?;
+    let mut c = DeviceMatrix::from_host(&gpu, &inputs.c0)?;
+    let mut c_ref = DeviceMatrix::from_host(&gpu, &inputs.c0)?;
+    runner.run(gemm, &a, &b, &mut c)?;
+    sync(&gpu, &runner.kernel.name)?;
+    cublas.sgemm(&gpu, gemm, &a, &b, &mut c_ref)?;
+    sync(&gpu, "cuBLAS")?;
+    let got = c.download(&gpu)?;
+    let from_cublas = c_ref.download(&gpu)?;
+
+    let scales = Scales::new(gemm, &inputs.a, &inputs.b);
+    let rows = reference_rows(gemm);
+    let cpu = cpu_reference(gemm, &inputs.a, &inputs.b, &inputs.c0, &rows);
+    let vs_cpu = compare("CPU f64", gemm, Tolerance::F32_VS_F64, &scales, &inputs.c0, &got, &cpu);
+    let cublas =
+        Reference { rows: (0..gemm.shape.m).collect(), values: from_cublas.iter().map(|&v| v as f64).collect() };
+    let vs_cublas = compare("cuBLAS", gemm, Tolerance::F32_VS_F32, &scales, &inputs.c0, &got, &cublas);
+    Ok(Verified { gemm: *gemm, seed, vs_cpu, vs_cublas })
+}
+
+/// Median and spread of repeated event-timed runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timing {
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    pub reps: usize,
+}
+
+impl Timing {
+    /// From per-run times in milliseconds (at least one).
+    pub fn from_samples(mut ms: Vec<f64>) -> Timing {
+        assert!(!ms.is_empty(), "no samples");
+        ms.sort_by(f64::total_cmp);
+        let n = ms.len();
+        let median = if n % 2 == 1 { ms[n / 2] } else { 0.5 * (ms[n / 2 - 1] + ms[n / 2]) };
+        Timing { median_ms: median, min_ms: ms[0], max_ms: ms[n - 1], reps: n }
+    }
+
+    /// GFLOP/s of `gemm` at the median time.
+    pub fn gflops(&self, gemm: &Gemm) -> f64 {
+        gemm.shape.flops() / (self.median_ms * 1e-3) / 1e9
+    }
+}
+
+/// How long to warm up and to measure.
+#[derive(Clone, Copy, Debug)]
+pub struct TimingPlan {
+    pub warmup: Duration,
+    pub measure: Duration,
+    pub min_reps: usize,
+    pub max_reps: usize,
+}
+
+impl Default for TimingPlan {
+    fn default() -> Self {
+        TimingPlan {
+            warmup: Duration::from_millis(100),
+            measure: Duration::from_millis(500),
+            min_reps: 5,
+            max_reps: 200,
+        }
+    }
+}
+
+/// Times `launch` (which enqueues one run) with CUDA events around each run: warm-up
+/// first (module load, cuBLAS heuristics and clocks settle), then runs until the time
+/// budget or the repetition cap is reached. Returns the median.
+pub fn time_runs(gpu: &Gpu, plan: TimingPlan, mut launch: impl FnMut() -> Result<()>) -> Result<Timing> {
+    let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    let stop = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    let t0 = Instant::now();
+    let mut warm = 0;
+    while warm < 2 || t0.elapsed() < plan.warmup {
+        launch()?;
+        sync(gpu, "a warm-up run")?;
+        warm += 1;
+    }
+    let t1 = Instant::now();
+    let mut samples = Vec::new();
+    while samples.len() < plan.min_reps || (t1.elapsed() < plan.measure && samples.len() < plan.max_reps) {
+        start.record(&gpu.stream)?;
+        launch()?;
+        stop.record(&gpu.stream)?;
+        let ms = start.elapsed_ms(&stop).map_err(|e| Error::Cuda(format!("a timed run failed: {e}")))?;
+        samples.push(ms as f64);
+    }
+    Ok(Timing::from_samples(samples))
+}
+
+/// The kernel and cuBLAS timed on the same inputs in the same process.
+pub struct Comparison {
+    pub gemm: Gemm,
+    pub kernel: Timing,
+    pub cublas: Timing,
+}
+
+impl Comparison {
+    /// Kernel throughput as a fraction of cuBLAS (1.0 = as fast).
+    pub fn ratio(&self) -> f64 {
+        self.cublas.median_ms / self.kernel.median_ms
+    }
+}
+
+/// Times the kernel and cuBLAS on one set of random inputs (C random, so beta may be anything).
+pub fn compare_with_cublas(
+    runner: &mut Runner,
+    cublas: &Cublas,
+    gemm: &Gemm,
+    seed: u64,
+    plan: TimingPlan,
+) -> Result<Comparison> {
+    let gpu = runner.gpu.clone();
+    let s = gemm.shape;
+    let a = DeviceMatrix::from_host(&gpu, &crate::data::random_matrix(s.m, s.k, seed))?;
+    let b = DeviceMatrix::from_host(&gpu, &crate::data::random_matrix(s.k, s.n, seed ^ 1))?;
+    let mut c = DeviceMatrix::from_host(&gpu, &crate::data::random_matrix(s.m, s.n, seed ^ 2))?;
+    let kernel = time_runs(&gpu, plan, || runner.run(gemm, &a, &b, &mut c))?;
+    let cublas_t = time_runs(&gpu, plan, || cublas.sgemm(&gpu, gemm, &a, &b, &mut c))?;
+    Ok(Comparison { gemm: *gemm, kernel, cublas: cublas_t })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_samples() {
+        let t = Timing::from_samples(vec![3.0, 1.0, 2.0, 10.0]);
+        assert_eq!((t.median_ms, t.min_ms, t.max_ms, t.reps), (2.5, 1.0, 10.0, 4));
+        assert_eq!(Timing::from_samples(vec![4.0, 1.0, 2.0]).median_ms, 2.0);
+    }
+
+    #[test]
+    fn gflops_from_median() {
+        let g = Gemm::new(crate::Shape::cube(1000), 1.0, 0.0);
+        let t = Timing::from_samples(vec![2.0]);
+        // 2e9 FLOPs in 2 ms = 1000 GFLOP/s.
+        assert!((t.gflops(&g) - 1000.0).abs() < 1e-9);
+    }
+}

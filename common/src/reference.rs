@@ -1,0 +1,155 @@
+//! The two references every kernel is checked against: cuBLAS SGEMM (FP32, TF32 off) on
+//! the same device buffers, and a float64 product on the CPU through ndarray.
+
+use crate::device::{Gpu, cublas_present};
+use crate::problem::Gemm;
+use crate::step::DeviceMatrix;
+use crate::{Error, Result};
+use cudarc::cublas::sys as cb;
+use ndarray::{Array2, ArrayView2, s};
+
+/// How cuBLAS is asked to compute, recorded with every result.
+pub const CUBLAS_MATH: &str = "cublasGemmEx, CUBLAS_COMPUTE_32F (TF32 off), CUBLAS_DEFAULT_MATH";
+
+/// A cuBLAS handle on the harness stream.
+pub struct Cublas {
+    blas: cudarc::cublas::CudaBlas,
+    pub version: i32,
+}
+
+impl Cublas {
+    pub fn new(gpu: &Gpu) -> Result<Cublas> {
+        if !cublas_present() {
+            return Err(Error::NoCublas);
+        }
+        let blas = cudarc::cublas::CudaBlas::new(gpu.stream.clone())?;
+        let mut version = 0;
+        // SAFETY: the handle is live; both calls only set or read handle state.
+        unsafe {
+            cb::cublasSetMathMode(*blas.handle(), cb::cublasMath_t::CUBLAS_DEFAULT_MATH).result()?;
+            cb::cublasGetVersion_v2(*blas.handle(), &mut version).result()?;
+        }
+        Ok(Cublas { blas, version })
+    }
+
+    /// Row-major C = alpha*A*B + beta*C. cuBLAS is column-major, and a row-major matrix is
+    /// its transpose in column-major, so compute C^T = B^T * A^T: B goes first.
+    pub fn sgemm(
+        &self,
+        gpu: &Gpu,
+        gemm: &Gemm,
+        a: &DeviceMatrix,
+        b: &DeviceMatrix,
+        c: &mut DeviceMatrix,
+    ) -> Result<()> {
+        let s = gemm.shape;
+        s.check_32bit()?;
+        let (m, n, k) = (s.m as i32, s.n as i32, s.k as i32);
+        // SAFETY: buffer sizes match the shape (checked by the callers' constructors);
+        // leading dimensions are at least 1 as cuBLAS requires, even for empty matrices.
+        unsafe {
+            cudarc::cublas::result::gemm_ex(
+                *self.blas.handle(),
+                cb::cublasOperation_t::CUBLAS_OP_N,
+                cb::cublasOperation_t::CUBLAS_OP_N,
+                n,
+                m,
+                k,
+                &gemm.alpha as *const f32 as *const _,
+                b.ptr(gpu) as *const _,
+                cb::cudaDataType::CUDA_R_32F,
+                n.max(1),
+                a.ptr(gpu) as *const _,
+                cb::cudaDataType::CUDA_R_32F,
+                k.max(1),
+                &gemm.beta as *const f32 as *const _,
+                c.ptr(gpu) as *mut _,
+                cb::cudaDataType::CUDA_R_32F,
+                n.max(1),
+                cb::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                cb::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Largest M*N*K the CPU reference computes in full; above it, only sampled rows.
+pub const CPU_FULL_LIMIT: usize = 1 << 31;
+
+/// Rows of C the CPU reference computes for a large problem.
+pub const CPU_SAMPLE_ROWS: usize = 48;
+
+/// Reference values for some rows of C (all rows for small problems), in float64.
+pub struct Reference {
+    pub rows: Vec<usize>,
+    /// `rows.len() x N`, row-major.
+    pub values: Vec<f64>,
+}
+
+/// Which rows the CPU computes: all of them when the product is small, else the first,
+/// the last and an even spread between (edges are where tiling bugs live).
+pub fn reference_rows(gemm: &Gemm) -> Vec<usize> {
+    let s = gemm.shape;
+    if s.m * s.n * s.k.max(1) <= CPU_FULL_LIMIT || s.m <= CPU_SAMPLE_ROWS {
+        return (0..s.m).collect();
+    }
+    let mut rows: Vec<usize> = (0..CPU_SAMPLE_ROWS).map(|i| i * (s.m - 1) / (CPU_SAMPLE_ROWS - 1)).collect();
+    rows.extend([1, s.m - 2]);
+    rows.sort_unstable();
+    rows.dedup();
+    rows
+}
+
+/// alpha*A*B + beta*C0 in float64 for the given rows; beta == 0 ignores C0 (it may be NaN).
+pub fn cpu_reference(gemm: &Gemm, a: &[f32], b: &[f32], c0: &[f32], rows: &[usize]) -> Reference {
+    let s = gemm.shape;
+    let a64 = ArrayView2::from_shape((s.m, s.k), a).expect("A matches shape").mapv(f64::from);
+    let b64 = ArrayView2::from_shape((s.k, s.n), b).expect("B matches shape").mapv(f64::from);
+    let picked: Array2<f64> = if rows.len() == s.m {
+        a64
+    } else {
+        let mut p = Array2::zeros((rows.len(), s.k));
+        for (i, &r) in rows.iter().enumerate() {
+            p.row_mut(i).assign(&a64.slice(s![r, ..]));
+        }
+        p
+    };
+    let mut c = Array2::<f64>::zeros((rows.len(), s.n));
+    if gemm.beta != 0.0 {
+        for (i, &r) in rows.iter().enumerate() {
+            for j in 0..s.n {
+                c[[i, j]] = c0[r * s.n + j] as f64;
+            }
+        }
+    }
+    ndarray::linalg::general_mat_mul(gemm.alpha as f64, &picked, &b64, gemm.beta as f64, &mut c);
+    Reference { rows: rows.to_vec(), values: c.into_raw_vec_and_offset().0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Shape;
+
+    #[test]
+    fn cpu_reference_small_product() {
+        // [1 2; 3 4] * [5 6; 7 8] = [19 22; 43 50]; then 2*that + 0.5*[1 1; 1 1]
+        let g = Gemm::new(Shape::cube(2), 2.0, 0.5);
+        let r = cpu_reference(&g, &[1., 2., 3., 4.], &[5., 6., 7., 8.], &[1.; 4], &[0, 1]);
+        assert_eq!(r.values, vec![38.5, 44.5, 86.5, 100.5]);
+        // beta == 0 never reads C, even when it is NaN.
+        let g = Gemm::new(Shape::cube(2), 1.0, 0.0);
+        let r = cpu_reference(&g, &[1., 2., 3., 4.], &[5., 6., 7., 8.], &[f32::NAN; 4], &[1]);
+        assert_eq!(r.values, vec![43.0, 50.0]);
+    }
+
+    #[test]
+    fn samples_edges_of_large_problems() {
+        let rows = reference_rows(&Gemm::new(Shape::cube(4096), 1.0, 0.0));
+        assert!(rows.len() <= CPU_SAMPLE_ROWS + 2);
+        assert_eq!((rows[0], rows[1], *rows.last().unwrap()), (0, 1, 4095));
+        assert!(rows.contains(&4094));
+        assert_eq!(reference_rows(&Gemm::new(Shape::new(17, 4096, 3), 1.0, 0.0)).len(), 17);
+    }
+}

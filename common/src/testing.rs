@@ -1,0 +1,92 @@
+//! The shared GPU test suite. A step's `tests/gpu.rs` is `common::testing::main(&STEP)`.
+//! Every test is reported as ignored (with the reason) on a machine without a usable GPU,
+//! and runs by itself where there is one.
+
+use crate::device::Gpu;
+use crate::measure::verify;
+use crate::reference::Cublas;
+use crate::step::{Runner, Step};
+use crate::{Error, Gemm, Shape, data};
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The shapes every step is verified on: tiny, prime, around tile sizes, odd, skinny, big.
+pub const SHAPE_SUITE: &[Shape] = &[
+    Shape::new(1, 1, 1),
+    Shape::new(2, 3, 5),
+    Shape::new(7, 11, 13),
+    Shape::new(13, 7, 3),
+    Shape::cube(31),
+    Shape::cube(32),
+    Shape::cube(33),
+    Shape::new(31, 32, 33),
+    Shape::new(33, 31, 32),
+    Shape::cube(127),
+    Shape::cube(128),
+    Shape::cube(129),
+    Shape::new(127, 129, 128),
+    Shape::new(1000, 1001, 999),
+    Shape::new(17, 4096, 3),
+    Shape::cube(4096),
+];
+
+/// (alpha, beta) pairs run on every shape of the suite. beta == 0 starts with C full of NaN.
+pub const SUITE_SCALARS: &[(f32, f32)] = &[(1.0, 0.0), (-1.5, 0.75)];
+
+/// Edge cases of BLAS semantics, each on its own shape.
+pub const EDGE_CASES: &[(Shape, f32, f32)] = &[
+    (Shape::new(31, 32, 33), 0.0, 1.0), // alpha = 0: C = beta*C
+    (Shape::new(31, 32, 33), 0.0, 0.0), // C = 0, NaN in C must not survive
+    (Shape::new(31, 32, 33), 2.0, -1.0),
+    (Shape::new(33, 31, 32), 1.0, 1.0),
+    (Shape::new(33, 31, 0), 1.0, 0.5), // K = 0: C = beta*C
+    (Shape::new(33, 31, 0), 1.0, 0.0), // K = 0, beta = 0: C = 0
+    (Shape::new(0, 31, 32), 1.0, 0.0), // empty C: nothing to do
+    (Shape::new(31, 0, 32), 1.0, 0.0),
+];
+
+/// Every verified case of the suite.
+pub fn cases() -> Vec<Gemm> {
+    let suite = SHAPE_SUITE.iter().flat_map(|&s| SUITE_SCALARS.iter().map(move |&(a, b)| Gemm::new(s, a, b)));
+    suite.chain(EDGE_CASES.iter().map(|&(s, a, b)| Gemm::new(s, a, b))).collect()
+}
+
+/// The GPU and cuBLAS handle the whole test binary shares, or why there is none.
+fn shared() -> Result<(Arc<Gpu>, Arc<Mutex<Cublas>>), Error> {
+    static BLAS: OnceLock<Result<Arc<Mutex<Cublas>>, Error>> = OnceLock::new();
+    let gpu = Gpu::shared()?;
+    let blas = BLAS.get_or_init(|| Cublas::new(&gpu).map(|b| Arc::new(Mutex::new(b)))).clone()?;
+    Ok((gpu, blas))
+}
+
+fn run_case(step: &Step, gemm: Gemm) -> Result<(), Failed> {
+    let (gpu, blas) = shared().map_err(|e| e.to_string())?;
+    let blas = blas.lock().unwrap_or_else(|p| p.into_inner());
+    let mut runner = Runner::new(&gpu, step, None).map_err(|e| e.to_string())?;
+    let verified = verify(&mut runner, &blas, &gemm, data::fresh_seed()).map_err(|e| e.to_string())?;
+    if verified.passed() { Ok(()) } else { Err(verified.report(&runner.kernel.name).into()) }
+}
+
+/// One trial per case, named like `31x32x33/alpha=-1.5,beta=0.75`.
+pub fn trials(step: &Step) -> Vec<Trial> {
+    let missing = shared().err().filter(Error::is_missing_gpu);
+    if let Some(why) = &missing {
+        eprintln!("note: {} GPU tests are ignored: {why}", step.name);
+    }
+    cases()
+        .into_iter()
+        .map(|gemm| {
+            let step = step.clone();
+            let name = format!("{}/alpha={},beta={}", gemm.shape, gemm.alpha, gemm.beta);
+            Trial::test(name, move || run_case(&step, gemm)).with_kind("gpu").with_ignored_flag(missing.is_some())
+        })
+        .collect()
+}
+
+/// Main of a step's GPU test binary. Runs tests one at a time: they share one GPU.
+pub fn main(step: &Step) -> ExitCode {
+    let mut args = Arguments::from_args();
+    args.test_threads.get_or_insert(1);
+    libtest_mimic::run(&args, trials(step)).exit_code()
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# One verification and timing pass on a GPU machine, from a bundle built by `cargo xtask bundle`.
+#   scripts/gpu-pass.sh BUNDLE OUT [part ...]
+# Parts: info tests time bench ncu sanitize experiments (default: all). Every program's
+# output goes to OUT/logs/; a short summary is printed last and kept in OUT/summary.md.
+set -u
+bundle=$(cd "$1" && pwd); out=$2; shift 2
+parts=${*:-info tests time bench ncu sanitize experiments}
+mkdir -p "$out/logs"; out=$(cd "$out" && pwd); logs=$out/logs
+export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$CUDA_HOME/lib64
+export CRITERION_HOME=$out/criterion
+summary=$out/summary.md
+: > "$summary"
+say() { echo "$*" | tee -a "$summary"; }
+has() { [[ " $parts " == *" $1 "* ]]; }
+bin=$bundle/bin
+steps=$(ls "$bin" | sort)
+small="--m 67 --n 45 --k 33"      # edge path everywhere
+small_vec="--m 68 --n 44 --k 36"  # float4 path with edge tiles
+
+if has info; then
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee "$logs/nvidia-smi.txt"
+fi
+
+if has tests; then
+  say "## tests"
+  for t in "$bundle"/tests/*; do
+    name=$(basename "$t")
+    start=$(date +%s%N)
+    "$t" > "$logs/test-$name.log" 2>&1; rc=$?
+    secs=$(( ($(date +%s%N) - start) / 1000000 ))e-3
+    say "- $name: exit $rc, $(grep -E '^test result' "$logs/test-$name.log" | tail -1) (${secs}s)"
+  done
+fi
+
+if has time; then
+  say "## one verified and timed 4096^3 run per step (binary, alpha 1, beta 0)"
+  for s in $steps; do
+    start=$(date +%s%N)
+    "$bin/$s" --m 4096 --n 4096 --k 4096 > "$logs/time-$s.log" 2>&1; rc=$?
+    secs=$(( ($(date +%s%N) - start) / 1000000 ))e-3
+    say "$(grep -E '^\| step' "$logs/time-$s.log" || echo "| $s | exit $rc |") (${secs}s wall)"
+  done
+fi
+
+if has bench; then
+  say "## criterion benches"
+  for b in "$bundle"/benches/*; do
+    name=$(basename "$b")
+    case $name in
+      step05*|step06*) shapes=${BENCH_SHAPES_FAST:-1024,2048,4096,8192,4096x4096x1024,8192x1024x4096} ;;
+      *) shapes=${BENCH_SHAPES:-1024,2048,4096} ;;
+    esac
+    SGEMM_BENCH_SHAPES=$shapes "$b" --bench > "$logs/bench-$name.log" 2>&1
+    say "$(sed -n '/^| shape/,$p' "$logs/bench-$name.log")"
+  done
+fi
+
+if has ncu; then
+  say "## Nsight Compute at 4096^3 (first sgemm launch)"
+  metrics=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active
+  run_ncu() { # label, binary args...
+    local label=$1; shift
+    ncu --clock-control none --kernel-name sgemm --launch-count 1 --metrics "$metrics" --csv "$@" --m 4096 --n 4096 --k 4096 --verify-only > "$logs/ncu-$label.csv" 2>&1
+    say "- $label: $(grep -E '"(l1tex|dram|lts|gpu__|sm__)' "$logs/ncu-$label.csv" | awk -F'","' '{gsub(/"/,"",$NF); printf "%s=%s ", $(NF-2), $NF}')"
+  }
+  for s in $steps; do run_ncu "$s" "$bin/$s"; done
+fi
+
+if has experiments; then
+  say "## experiments at 4096^3"
+  for dir in notes/experiments/*/; do
+    s=$(basename "$dir")
+    for cu in "$dir"*.cu; do
+      label="$s--$(basename "$cu" .cu)"
+      "$bin/$s" --m 4096 --n 4096 --k 4096 --kernel "$cu" > "$logs/exp-$label.log" 2>&1
+      say "- $label: $(grep -E '^\| step' "$logs/exp-$label.log" || tail -1 "$logs/exp-$label.log")"
+      if has ncu && [[ $s == step03* ]]; then run_ncu "exp-$label" "$bin/$s" --kernel "$cu"; fi
+    done
+  done
+fi
+
+if has sanitize; then
+  say "## compute-sanitizer"
+  for s in $steps; do
+    for tool in memcheck racecheck synccheck; do
+      for shape in "$small" "$small_vec"; do
+        compute-sanitizer --tool $tool --error-exitcode 99 "$bin/$s" $shape --verify-only > "$logs/san-$s-$tool-${shape// /_}.log" 2>&1; rc=$?
+        say "- $s $tool ($shape): exit $rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/san-$s-$tool-${shape// /_}.log" | tr '\n' ' ')"
+      done
+    done
+  done
+fi
+
+tar -C "$out" -czf "$out/logs.tar.gz" logs criterion 2>/dev/null
+rm -rf "$logs" "$out/criterion"
+echo; echo "==== summary"; cat "$summary"

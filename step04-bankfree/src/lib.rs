@@ -1,0 +1,22 @@
+//! Step 4: step 3 without its shared-memory bank conflict (one float of padding per row).
+
+use common::{Launch, Shape, Step, ceil_div, kernel_source};
+
+/// Side of the square tiles of A, B and C a block works on (one thread per element of C).
+pub const TILE: u32 = 32;
+
+// ANCHOR: launch
+/// Block (x, y) computes the TILE x TILE tile of C at column TILE*x, row TILE*y.
+pub fn launch(s: &Shape) -> Launch {
+    let t = TILE as usize;
+    Launch::new((ceil_div(s.n, t), ceil_div(s.m, t), 1), (TILE, TILE, 1)).define("TILE", t as i64)
+}
+// ANCHOR_END: launch
+
+pub const STEP: Step = Step {
+    name: "step04-bankfree",
+    idea: "padding moves a column of the A tile across all 32 banks",
+    kernel: kernel_source!("src/kernel.cu"),
+    launch,
+    min_cc: (5, 0),
+};

@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    common::cli::main(&step04_bankfree::STEP)
+}

@@ -1,0 +1,45 @@
+//! Step 6: step 5 with two shared-memory buffers: the next K-tile loads while the current
+//! one computes, one barrier per K-tile.
+
+use common::{Launch, Shape, Step, ceil_div, kernel_source};
+
+/// Block and thread tile sizes, passed to the kernel as compile-time defines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tiles {
+    pub bm: usize,
+    pub bn: usize,
+    pub bk: usize,
+    pub tm: usize,
+    pub tn: usize,
+}
+
+/// 128x128 block tiles, 8 deep in K, 8x8 per thread: 256 threads.
+pub const TILES: Tiles = Tiles { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8 };
+
+// ANCHOR: launch
+/// One block per BM x BN tile of C, (BM/TM)*(BN/TN) threads. The float4 fast path (VEC)
+/// needs every row of A, B and C to start 16-byte aligned: K and N multiples of 4.
+pub fn launch_with(s: &Shape, t: Tiles) -> Launch {
+    let threads = (t.bm / t.tm) * (t.bn / t.tn);
+    let vec = s.k % 4 == 0 && s.n % 4 == 0;
+    Launch::new((ceil_div(s.n, t.bn), ceil_div(s.m, t.bm), 1), (threads as u32, 1, 1))
+        .define("BM", t.bm as i64)
+        .define("BN", t.bn as i64)
+        .define("BK", t.bk as i64)
+        .define("TM", t.tm as i64)
+        .define("TN", t.tn as i64)
+        .define("VEC", vec as i64)
+}
+// ANCHOR_END: launch
+
+pub fn launch(s: &Shape) -> Launch {
+    launch_with(s, TILES)
+}
+
+pub const STEP: Step = Step {
+    name: "step06-double-buffer",
+    idea: "the next K-tile is loaded while the current one is computed",
+    kernel: kernel_source!("src/kernel.cu"),
+    launch,
+    min_cc: (5, 0),
+};

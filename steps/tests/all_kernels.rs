@@ -1,0 +1,116 @@
+//! Holds for every kernel in the registry, with no GPU: each variant a step can pick
+//! compiles with NVRTC for sm_80 and sm_90 without spills (ignored when libnvrtc is
+//! absent), and every launch stays within CUDA's limits or is refused with an error.
+
+use common::compile::compile;
+use common::device::nvrtc_present;
+use common::testing::{EDGE_CASES, SHAPE_SUITE};
+use common::{Launch, Shape, Step};
+use libtest_mimic::{Arguments, Failed, Trial};
+
+const ARCHS: [&str; 2] = ["sm_80", "sm_90"];
+
+/// Shapes whose launches cover every variant a step picks: the suite, the edge cases,
+/// the bench shapes and a few alignments.
+fn shapes() -> Vec<Shape> {
+    let mut v: Vec<Shape> = SHAPE_SUITE.to_vec();
+    v.extend(EDGE_CASES.iter().map(|c| c.0));
+    v.extend(common::bench::DEFAULT_SHAPES);
+    v.extend([
+        Shape::new(4096, 11008, 4096),
+        Shape::new(16, 11008, 4096),
+        Shape::new(8192, 1024, 4096),
+        Shape::cube(8192),
+    ]);
+    v.extend([Shape::new(100, 100, 100), Shape::new(64, 64, 66), Shape::new(64, 66, 64), Shape::new(66, 64, 64)]);
+    v
+}
+
+fn variants(step: &Step) -> Vec<Launch> {
+    let mut out: Vec<Launch> = Vec::new();
+    for s in shapes().iter().filter(|s| !s.is_empty()) {
+        let l = (step.launch)(s);
+        if !out.iter().any(|o| o.defines == l.defines) {
+            out.push(l);
+        }
+    }
+    out
+}
+
+fn compiles_without_spills(step: &Step, launch: &Launch, arch: &str) -> Result<(), Failed> {
+    let c = compile(&step.kernel, &launch.defines, arch).map_err(|e| e.to_string())?;
+    let r = c.resources;
+    if r.spills() > 0 || r.stack_bytes > 0 {
+        return Err(format!("{} {:?} on {arch} spills: {r:?}\n{}", step.name, launch.defines, c.log).into());
+    }
+    Ok(())
+}
+
+/// Experiment kernels kept for the notes (`notes/experiments/<step>/*.cu`) keep compiling
+/// with their step's defines.
+fn experiments(step: &Step) -> Vec<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../notes/experiments").join(step.name);
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "cu")).collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+fn experiment_compiles(step: &Step, file: &std::path::Path, arch: &str) -> Result<(), Failed> {
+    let source = common::KernelSource::from_file(file).map_err(|e| e.to_string())?;
+    let launch = (step.launch)(&Shape::cube(4096));
+    compile(&source, &launch.defines, arch).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+fn launches_are_checked(step: &Step) -> Result<(), Failed> {
+    for s in shapes() {
+        (step.launch)(&s).check(&s).map_err(|e| format!("{s}: {e}"))?;
+    }
+    // Too large for 32-bit indexing: the harness refuses before any launch.
+    for s in [Shape::new(1 << 16, 1 << 16, 1), Shape::new(3, 3, 1usize << 31)] {
+        if s.check_32bit().is_ok() {
+            return Err(format!("{s} should be refused").into());
+        }
+    }
+    Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    let args = Arguments::from_args();
+    let no_nvrtc = !nvrtc_present();
+    if no_nvrtc {
+        eprintln!("note: kernel compile tests are ignored: {}", common::Error::NoNvrtc);
+    }
+    let mut trials = Vec::new();
+    for step in steps::ALL {
+        trials.push(Trial::test(format!("{}/launch-limits", step.name), move || launches_are_checked(step)));
+        for file in experiments(step) {
+            let name = format!("{}/experiment-{}", step.name, file.file_stem().unwrap_or_default().to_string_lossy());
+            trials.push(
+                Trial::test(name, move || experiment_compiles(step, &file, "sm_90"))
+                    .with_kind("nvrtc")
+                    .with_ignored_flag(no_nvrtc),
+            );
+        }
+        for launch in variants(step) {
+            for arch in ARCHS {
+                let name = format!("{}/nvrtc-{arch}{}", step.name, describe(&launch.defines));
+                let l = launch.clone();
+                trials.push(
+                    Trial::test(name, move || compiles_without_spills(step, &l, arch))
+                        .with_kind("nvrtc")
+                        .with_ignored_flag(no_nvrtc),
+                );
+            }
+        }
+    }
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+fn describe(defines: &[(&str, i64)]) -> String {
+    defines.iter().map(|(n, v)| format!("/{n}={v}")).collect()
+}

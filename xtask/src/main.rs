@@ -1,0 +1,29 @@
+//! `cargo xtask <task>`: project tasks that are programs rather than shell scripts.
+//!
+//! - `bundle [--out DIR]`: builds every test, bench and step binary (release) into a
+//!   self-contained folder with `run.sh`, for a GPU machine that has the NVIDIA driver and
+//!   the CUDA 13 toolkit but no Rust.
+//! - `ptxas [--arch sm_90]`: registers, shared memory and spills of every kernel variant.
+
+mod bundle;
+mod ptxas;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: cargo xtask bundle [--out DIR] | cargo xtask ptxas [--arch sm_XY]";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("bundle") => bundle::run(&args[1..]),
+        Some("ptxas") => ptxas::run(&args[1..]),
+        _ => Err(USAGE.to_string()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
