@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One verification and timing pass on a GPU machine, from a bundle built by `cargo xtask bundle`.
 #   scripts/gpu-pass.sh BUNDLE OUT [part ...]
-# Parts: info tests time bench ncu sanitize experiments (default: all). Every program's
+# Parts: info tests time bench ncu sanitize experiments (default: all). BENCHES=glob picks benches. Every program's
 # output goes to OUT/logs/; a short summary is printed last and kept in OUT/summary.md.
 set -u
 bundle=$(cd "$1" && pwd); out=$2; shift 2
@@ -21,6 +21,8 @@ small_vec="--m 68 --n 44 --k 36"  # float4 path with edge tiles
 
 if has info; then
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee "$logs/nvidia-smi.txt"
+  first=$(ls "$bin" | tail -1)
+  SGEMM_VERBOSE=1 "$bin/$first" --m 64 --n 64 --k 64 --verify-only 2>&1 | tee "$logs/verbose-$first.log" | head -20
 fi
 
 if has tests; then
@@ -46,7 +48,7 @@ fi
 
 if has bench; then
   say "## criterion benches"
-  for b in "$bundle"/benches/*; do
+  for b in "$bundle"/benches/${BENCHES:-*}; do
     name=$(basename "$b")
     case $name in
       step05*|step06*) shapes=${BENCH_SHAPES_FAST:-1024,2048,4096,8192,4096x4096x1024,8192x1024x4096} ;;

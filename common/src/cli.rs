@@ -104,7 +104,11 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
 
     let launch = runner.launch_for(&gemm.shape)?;
     if !gemm.shape.is_empty() {
-        let r = runner.load(&launch)?.resources;
+        let loaded = runner.load(&launch)?;
+        if std::env::var_os("SGEMM_VERBOSE").is_some() {
+            println!("NVRTC log:\n{}", loaded.log.trim_end());
+        }
+        let r = loaded.resources;
         println!(
             "kernel: {} · grid {:?} · block {:?} · {} registers, {} B static + {} B dynamic shared memory, {} B spilled",
             runner.kernel.name,

@@ -126,7 +126,11 @@ fn alloc(gpu: &Gpu, len: usize) -> Result<CudaSlice<f32>> {
 /// A kernel variant compiled and loaded for one set of defines.
 pub struct Loaded {
     pub function: CudaFunction,
+    /// Registers, static shared memory and local memory as the driver reports them for the
+    /// loaded function; spill bytes from the ptxas report.
     pub resources: Resources,
+    /// NVRTC's log (warnings and the ptxas report).
+    pub log: String,
 }
 
 /// Compiles, loads and launches one step's kernel (or an override `.cu` with the same
@@ -166,7 +170,7 @@ impl Runner {
             let function = module.load_function(ENTRY).map_err(|e| {
                 Error::BadInput(format!("{} has no `extern \"C\" __global__ void {ENTRY}(...)`: {e}", self.kernel.name))
             })?;
-            let total_smem = launch.dynamic_smem_bytes + compiled.resources.smem_bytes;
+            let total_smem = launch.dynamic_smem_bytes + function.shared_size_bytes()? as u32;
             if total_smem > self.gpu.max_smem_per_block_optin {
                 return Err(Error::BadInput(format!(
                     "{} needs {total_smem} bytes of shared memory per block; this GPU allows {}",
@@ -179,7 +183,14 @@ impl Runner {
                     launch.dynamic_smem_bytes as i32,
                 )?;
             }
-            self.loaded.insert(launch.defines.clone(), Loaded { function, resources: compiled.resources });
+            let resources = Resources {
+                registers: function.num_regs()? as u32,
+                smem_bytes: function.shared_size_bytes()? as u32,
+                stack_bytes: function.local_size_bytes()? as u32,
+                ..compiled.resources
+            };
+            let log = compiled.log.clone();
+            self.loaded.insert(launch.defines.clone(), Loaded { function, resources, log });
         }
         Ok(&self.loaded[&launch.defines])
     }
