@@ -9,9 +9,9 @@ static_assert(TILE == 32, "one warp per row of the tile: TILE must be the warp s
 extern "C" __global__ void sgemm(int M, int N, int K, float alpha, const float* A,
                                  const float* B, float beta, float* C) {
     // ANCHOR: tiles
-    // As holds the A tile transposed, As[k][m], so that the inner loop reads both tiles
-    // the same way, one row of each per k (the layout step 5's outer products need).
-    // Storing it that way makes a warp write down a column of As: see step 4.
+    // C[i][j] is row i of A times column j of B, so Bs keeps the B tile transposed,
+    // Bs[n][k]: column j of B becomes a row of Bs and the inner loop walks two rows.
+    // That puts the 32 floats a warp reads at once down a column of Bs: see step 4.
     __shared__ float As[TILE][TILE];
     __shared__ float Bs[TILE][TILE];
     // ANCHOR_END: tiles
@@ -26,12 +26,12 @@ extern "C" __global__ void sgemm(int M, int N, int K, float alpha, const float* 
         // of a row of A and of B (coalesced). Outside the matrices the tiles get zeros,
         // which add nothing to the dot products: edge tiles need no other special case.
         const int aCol = k0 + tx, bRow = k0 + ty;
-        As[tx][ty] = (cRow < M && aCol < K) ? A[cRow * K + aCol] : 0.0f;
-        Bs[ty][tx] = (bRow < K && cCol < N) ? B[bRow * N + cCol] : 0.0f;
+        As[ty][tx] = (cRow < M && aCol < K) ? A[cRow * K + aCol] : 0.0f;
+        Bs[tx][ty] = (bRow < K && cCol < N) ? B[bRow * N + cCol] : 0.0f;
         // ANCHOR_END: load
         __syncthreads();  // the tiles are complete before anyone reads them
         for (int k = 0; k < TILE; ++k) {
-            acc += As[k][ty] * Bs[k][tx];
+            acc += As[ty][k] * Bs[tx][k];
         }
         __syncthreads();  // everyone is done reading before the next tiles overwrite them
     }

@@ -1,4 +1,4 @@
-// Step 4: bank-conflict free. Step 3 with one float of padding per row of As.
+// Step 4: no bank conflicts. Step 3 with one float of padding at the end of each row of Bs.
 #include "sgemm.cuh"
 
 static_assert(TILE == 32, "one warp per row of the tile: TILE must be the warp size");
@@ -7,11 +7,12 @@ static_assert(TILE == 32, "one warp per row of the tile: TILE must be the warp s
 extern "C" __global__ void sgemm(int M, int N, int K, float alpha, const float* A,
                                  const float* B, float beta, float* C) {
     // ANCHOR: tiles
-    // As still holds the A tile transposed, As[k][m]. Shared memory has 32 banks of 4 bytes;
-    // with 32 floats per row, a column of As sits in one bank and the warp that writes it
-    // waits for 32 turns. One float of padding shifts each row by one bank: conflict-free.
-    __shared__ float As[TILE][TILE + 1];
-    __shared__ float Bs[TILE][TILE];
+    // Bs still holds the B tile transposed, Bs[n][k]. Shared memory has 32 banks of 4 bytes
+    // (word w lives in bank w % 32); with 32 floats per row a whole column of Bs sits in one
+    // bank, so a warp reading or writing a column waits for 32 turns. One float of padding
+    // per row moves each row one bank further: a column now spans all 32 banks.
+    __shared__ float As[TILE][TILE];
+    __shared__ float Bs[TILE][TILE + 1];
     // ANCHOR_END: tiles
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int cRow = blockIdx.y * TILE + ty;
@@ -24,12 +25,12 @@ extern "C" __global__ void sgemm(int M, int N, int K, float alpha, const float* 
         // of a row of A and of B (coalesced). Outside the matrices the tiles get zeros,
         // which add nothing to the dot products: edge tiles need no other special case.
         const int aCol = k0 + tx, bRow = k0 + ty;
-        As[tx][ty] = (cRow < M && aCol < K) ? A[cRow * K + aCol] : 0.0f;
-        Bs[ty][tx] = (bRow < K && cCol < N) ? B[bRow * N + cCol] : 0.0f;
+        As[ty][tx] = (cRow < M && aCol < K) ? A[cRow * K + aCol] : 0.0f;
+        Bs[tx][ty] = (bRow < K && cCol < N) ? B[bRow * N + cCol] : 0.0f;
         // ANCHOR_END: load
         __syncthreads();  // the tiles are complete before anyone reads them
         for (int k = 0; k < TILE; ++k) {
-            acc += As[k][ty] * Bs[k][tx];
+            acc += As[ty][k] * Bs[tx][k];
         }
         __syncthreads();  // everyone is done reading before the next tiles overwrite them
     }

@@ -15,7 +15,7 @@ pub fn launch(s: &Shape) -> Launch {
 
 pub const STEP: Step = Step {
     name: "step04-bankfree",
-    idea: "padding moves a column of the A tile across all 32 banks",
+    idea: "one float of padding spreads a column of the B tile over all 32 banks",
     kernel: kernel_source!("src/kernel.cu"),
     launch,
     min_cc: (5, 0),

@@ -4,19 +4,22 @@
 //!   self-contained folder with `run.sh`, for a GPU machine that has the NVIDIA driver and
 //!   the CUDA 13 toolkit but no Rust.
 //! - `ptxas [--arch sm_90]`: registers, shared memory and spills of every kernel variant.
+//! - `cubin STEP [--shape S] [--arch A] [--kernel F] --out FILE`: the CUBIN, for `cuobjdump -sass`.
 
 mod bundle;
+mod cubin;
 mod ptxas;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask bundle [--out DIR] | cargo xtask ptxas [--arch sm_XY]";
+const USAGE: &str = "usage: cargo xtask bundle [--out DIR] | ptxas [--arch sm_XY] | cubin STEP [--shape S] [--arch A] [--kernel F] --out FILE";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("bundle") => bundle::run(&args[1..]),
         Some("ptxas") => ptxas::run(&args[1..]),
+        Some("cubin") => cubin::run(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
     match result {

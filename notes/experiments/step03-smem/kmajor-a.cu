@@ -1,0 +1,41 @@
+// Experiment for step 3 (the first draft of step 3): the A tile stored transposed, As[k][m],
+// as in the CUDA Best Practices Guide C = AA^T example; a warp writes down a column of As.
+#include "sgemm.cuh"
+
+static_assert(TILE == 32, "one warp per row of the tile: TILE must be the warp size");
+
+// ANCHOR: kernel
+extern "C" __global__ void sgemm(int M, int N, int K, float alpha, const float* A,
+                                 const float* B, float beta, float* C) {
+    // ANCHOR: tiles
+    // As holds the A tile transposed, As[k][m], so that the inner loop reads both tiles
+    // the same way, one row of each per k (the layout step 5's outer products need).
+    // Storing it that way makes a warp write down a column of As: see step 4.
+    __shared__ float As[TILE][TILE];
+    __shared__ float Bs[TILE][TILE];
+    // ANCHOR_END: tiles
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int cRow = blockIdx.y * TILE + ty;
+    const int cCol = blockIdx.x * TILE + tx;
+
+    float acc = 0.0f;
+    for (int k0 = 0; k0 < K; k0 += TILE) {
+        // ANCHOR: load
+        // Each thread copies one element of each tile; a warp reads 32 consecutive floats
+        // of a row of A and of B (coalesced). Outside the matrices the tiles get zeros,
+        // which add nothing to the dot products: edge tiles need no other special case.
+        const int aCol = k0 + tx, bRow = k0 + ty;
+        As[tx][ty] = (cRow < M && aCol < K) ? A[cRow * K + aCol] : 0.0f;
+        Bs[ty][tx] = (bRow < K && cCol < N) ? B[bRow * N + cCol] : 0.0f;
+        // ANCHOR_END: load
+        __syncthreads();  // the tiles are complete before anyone reads them
+        for (int k = 0; k < TILE; ++k) {
+            acc += As[k][ty] * Bs[k][tx];
+        }
+        __syncthreads();  // everyone is done reading before the next tiles overwrite them
+    }
+    if (cRow < M && cCol < N) {
+        store_c(C, cRow * N + cCol, acc, alpha, beta);
+    }
+}
+// ANCHOR_END: kernel
