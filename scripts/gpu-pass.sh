@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One verification and timing pass on a GPU machine, from a bundle built by `cargo xtask bundle`.
 #   scripts/gpu-pass.sh BUNDLE OUT [part ...]
-# Parts: info tests time bench ncu sanitize experiments (default: all). BENCHES=glob picks benches. Every program's
+# Parts: info tests time bench ncu sanitize experiments (default: all). BENCHES (a glob),
+# NCU_STEPS and SANITIZE_STEPS (regexes) narrow those parts to some steps. Every program's
 # output goes to OUT/logs/; a short summary is printed last and kept in OUT/summary.md.
 set -u
 bundle=$(cd "$1" && pwd); out=$2; shift 2
@@ -67,7 +68,7 @@ if has ncu; then
     ncu --clock-control none --kernel-name sgemm --launch-count 1 --metrics "$metrics" --csv "$@" --m 4096 --n 4096 --k 4096 --verify-only > "$logs/ncu-$label.csv" 2>&1
     say "- $label: $(grep -E '"(l1tex|dram|lts|gpu__|sm__)' "$logs/ncu-$label.csv" | awk -F'","' '{gsub(/"/,"",$NF); printf "%s=%s ", $(NF-2), $NF}')"
   }
-  for s in $steps; do run_ncu "$s" "$bin/$s"; done
+  for s in $(echo "$steps" | grep -E "${NCU_STEPS:-.}"); do run_ncu "$s" "$bin/$s"; done
 fi
 
 if has experiments; then
@@ -85,7 +86,7 @@ fi
 
 if has sanitize; then
   say "## compute-sanitizer"
-  for s in $steps; do
+  for s in $(echo "$steps" | grep -E "${SANITIZE_STEPS:-.}"); do
     for tool in memcheck racecheck synccheck; do
       for shape in "$small" "$small_vec"; do
         compute-sanitizer --tool $tool --error-exitcode 99 "$bin/$s" $shape --verify-only > "$logs/san-$s-$tool-${shape// /_}.log" 2>&1; rc=$?
