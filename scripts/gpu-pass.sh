@@ -2,7 +2,8 @@
 # One verification and timing pass on a GPU machine, from a bundle built by `cargo xtask bundle`.
 #   scripts/gpu-pass.sh BUNDLE OUT [part ...]
 # Parts: info tests time bench ncu sanitize experiments (default: all). BENCHES (a glob),
-# NCU_STEPS and SANITIZE_STEPS (regexes) narrow those parts to some steps. Every program's
+# NCU_STEPS, SANITIZE_STEPS and TIME_STEPS (regexes) narrow those parts to some steps;
+# TIME_SHAPES lists the shapes of the time part (default 4096). Every program's
 # output goes to OUT/logs/; a short summary is printed last and kept in OUT/summary.md.
 set -u
 bundle=$(cd "$1" && pwd); out=$2; shift 2
@@ -38,12 +39,14 @@ if has tests; then
 fi
 
 if has time; then
-  say "## one verified and timed 4096^3 run per step (binary, alpha 1, beta 0)"
-  for s in $steps; do
-    start=$(date +%s%N)
-    "$bin/$s" --m 4096 --n 4096 --k 4096 > "$logs/time-$s.log" 2>&1; rc=$?
-    secs=$(( ($(date +%s%N) - start) / 1000000 ))e-3
-    say "$(grep -E '^\| step' "$logs/time-$s.log" || echo "| $s | exit $rc |") (${secs}s wall)"
+  say "## one verified and timed run per step and shape (the step binary, alpha 1, beta 0)"
+  for shape in ${TIME_SHAPES:-4096}; do
+    for s in $(echo "$steps" | grep -E "${TIME_STEPS:-.}"); do
+      start=$(date +%s%N)
+      "$bin/$s" --shape "$shape" > "$logs/time-$s-$shape.log" 2>&1; rc=$?
+      secs=$(( ($(date +%s%N) - start) / 1000000 ))e-3
+      say "$(grep -E '^\| step' "$logs/time-$s-$shape.log" || echo "| $s | $shape | exit $rc |") (${secs}s wall)"
+    done
   done
 fi
 

@@ -11,14 +11,25 @@ __device__ __forceinline__ void store_c(float* C, int idx, float acc, float alph
     C[idx] = (beta == 0.0f) ? alpha * acc : alpha * acc + beta * C[idx];
 }
 
+// The variants the host picks between (defines of the kernels that use load4 and store4):
+//   VEC  = 1: every row starts 16-byte aligned (K % 4 == 0 and N % 4 == 0): 128-bit accesses.
+//   EDGE = 0: M, N and K are multiples of the block tile, so no access can fall outside the
+//             matrices and no bounds are checked at all. EDGE = 1 checks every access.
+#ifndef EDGE
+#define EDGE 1
+#endif
+#if !VEC && !EDGE
+#error "the unchecked path (EDGE == 0) needs the aligned one (VEC == 1)"
+#endif
+
 // ANCHOR: load4
 // Four consecutive floats of row `row`, columns col..col+3, of a rows x cols row-major
-// matrix, with zeros for whatever lies outside it (edge tiles). With VEC == 1 the host has
-// checked that cols % 4 == 0, so the four are all inside or all outside and 16-byte
-// aligned: one 128-bit load. Otherwise each element is loaded and checked alone.
+// matrix, with zeros for whatever lies outside it (edge tiles). With VEC == 1 the four are
+// all inside or all outside and 16-byte aligned: one 128-bit load. Otherwise each element
+// is loaded and checked alone.
 __device__ __forceinline__ float4 load4(const float* M, int row, int col, int rows, int cols) {
 #if VEC
-    if (row < rows && col < cols) return *reinterpret_cast<const float4*>(&M[row * cols + col]);
+    if (!EDGE || (row < rows && col < cols)) return *reinterpret_cast<const float4*>(&M[row * cols + col]);
     return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #else
     const bool r = row < rows;
@@ -34,9 +45,9 @@ __device__ __forceinline__ float4 load4(const float* M, int row, int col, int ro
 // as one 128-bit access when VEC allows; C is not read when beta == 0.
 __device__ __forceinline__ void store4(float* C, int row, int col, int rows, int cols, float4 acc,
                                        float alpha, float beta) {
-    if (row >= rows) return;
+    if (EDGE && row >= rows) return;
 #if VEC
-    if (col < cols) {
+    if (!EDGE || col < cols) {
         float4* p = reinterpret_cast<float4*>(&C[row * cols + col]);
         float4 out = make_float4(alpha * acc.x, alpha * acc.y, alpha * acc.z, alpha * acc.w);
         if (beta != 0.0f) {

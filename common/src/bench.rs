@@ -56,6 +56,7 @@ pub struct Row {
 
 /// Benches `step` at every shape (alpha 1, beta 0), each verified first.
 pub fn run(c: &mut Criterion, step: &Step) {
+    crate::compile::disable_compute_cache();
     let rows = or_exit(bench_shapes(c, step));
     println!("\n{} on {}", step.name, or_exit(Gpu::shared()).describe());
     println!("{}", summary(step.name, &rows));

@@ -75,6 +75,7 @@ pub const TABLE_HEADER: &str = "| kernel | shape | alpha | beta | time (ms) | GF
 
 /// Main of every step binary: prints errors as one line and exits 1, never panics.
 pub fn main(step: &Step) -> ExitCode {
+    crate::compile::disable_compute_cache();
     let opts = match Options::parse(std::env::args().skip(1)) {
         Ok(o) => o,
         Err(e) => {

@@ -140,6 +140,17 @@ pub fn cuda_include_dirs() -> Vec<PathBuf> {
     Vec::new()
 }
 
+/// NVRTC consults the CUDA compute cache (`~/.nv/ComputeCache`): on a hit it returns the
+/// CUBIN without running ptxas, so the log has no register and spill report. The harness's
+/// programs call this first thing in `main` (before any thread starts) so every compile
+/// reports its resources; a user's own `CUDA_CACHE_DISABLE` setting wins.
+pub fn disable_compute_cache() {
+    if std::env::var_os("CUDA_CACHE_DISABLE").is_none() {
+        // SAFETY: called at the start of a program's main, while it has a single thread.
+        unsafe { std::env::set_var("CUDA_CACHE_DISABLE", "1") };
+    }
+}
+
 type CacheKey = (KernelSource, Vec<(String, i64)>, String);
 
 /// Compiles `source` for `arch` (e.g. "sm_90") with `-D NAME=VALUE` for each define.

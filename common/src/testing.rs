@@ -86,6 +86,7 @@ pub fn trials(step: &Step) -> Vec<Trial> {
 
 /// Main of a step's GPU test binary. Runs tests one at a time: they share one GPU.
 pub fn main(step: &Step) -> ExitCode {
+    crate::compile::disable_compute_cache();
     let mut args = Arguments::from_args();
     args.test_threads.get_or_insert(1);
     libtest_mimic::run(&args, trials(step)).exit_code()

@@ -17,11 +17,13 @@ pub struct Tiles {
 pub const TILES: Tiles = Tiles { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8 };
 
 // ANCHOR: launch
-/// One block per BM x BN tile of C, (BM/TM)*(BN/TN) threads. The float4 fast path (VEC)
-/// needs every row of A, B and C to start 16-byte aligned: K and N multiples of 4.
+/// One block per BM x BN tile of C, (BM/TM)*(BN/TN) threads. The float4 path (VEC) needs
+/// every row of A, B and C to start 16-byte aligned: K and N multiples of 4. When the tiles
+/// also divide M, N and K, nothing can fall outside the matrices: EDGE = 0 drops the checks.
 pub fn launch_with(s: &Shape, t: Tiles) -> Launch {
     let threads = (t.bm / t.tm) * (t.bn / t.tn);
     let vec = s.k % 4 == 0 && s.n % 4 == 0;
+    let edge = !(vec && s.m % t.bm == 0 && s.n % t.bn == 0 && s.k % t.bk == 0);
     Launch::new((ceil_div(s.n, t.bn), ceil_div(s.m, t.bm), 1), (threads as u32, 1, 1))
         .define("BM", t.bm as i64)
         .define("BN", t.bn as i64)
@@ -29,6 +31,7 @@ pub fn launch_with(s: &Shape, t: Tiles) -> Launch {
         .define("TM", t.tm as i64)
         .define("TN", t.tn as i64)
         .define("VEC", vec as i64)
+        .define("EDGE", edge as i64)
 }
 // ANCHOR_END: launch
 

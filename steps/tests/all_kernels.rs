@@ -83,6 +83,7 @@ fn launches_are_checked(step: &Step) -> Result<(), Failed> {
 }
 
 fn main() -> std::process::ExitCode {
+    common::compile::disable_compute_cache();
     let args = Arguments::from_args();
     let no_nvrtc = !nvrtc_present();
     if no_nvrtc {

@@ -1,8 +1,8 @@
 //! `cargo xtask cubin STEP [--shape MxNxK] [--arch sm_90] [--kernel FILE.cu] --out FILE`: writes the
 //! CUBIN the harness would load for that shape, to read with `cuobjdump -sass` (no GPU needed).
 
-use common::compile::{KernelSource, compile};
 use common::Shape;
+use common::compile::{KernelSource, compile};
 use std::path::PathBuf;
 
 pub fn run(args: &[String]) -> Result<(), String> {

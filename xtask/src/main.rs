@@ -15,6 +15,7 @@ use std::process::ExitCode;
 const USAGE: &str = "usage: cargo xtask bundle [--out DIR] | ptxas [--arch sm_XY] | cubin STEP [--shape S] [--arch A] [--kernel F] --out FILE";
 
 fn main() -> ExitCode {
+    common::compile::disable_compute_cache();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("bundle") => bundle::run(&args[1..]),
