@@ -3,7 +3,8 @@
 #   scripts/gpu-pass.sh BUNDLE OUT [part ...]
 # Parts: info tests time bench ncu sanitize experiments (default: all). BENCHES (a glob),
 # NCU_STEPS, SANITIZE_STEPS and TIME_STEPS (regexes) narrow those parts to some steps;
-# TIME_SHAPES lists the shapes of the time part (default 4096). Every program's
+# TIME_SHAPES lists the shapes of the time part (default 4096); EXPERIMENTS lists the
+# experiment kernels to time (default: all of notes/experiments). Every program's
 # output goes to OUT/logs/; a short summary is printed last and kept in OUT/summary.md.
 set -u
 bundle=$(cd "$1" && pwd); out=$2; shift 2
@@ -76,14 +77,14 @@ fi
 
 if has experiments; then
   say "## experiments at 4096^3"
-  for dir in notes/experiments/*/; do
-    s=$(basename "$dir")
-    for cu in "$dir"*.cu; do
-      label="$s--$(basename "$cu" .cu)"
+  for cu in ${EXPERIMENTS:-notes/experiments/*/*.cu}; do
+    s=$(basename "$(dirname "$cu")")
+    {
+      label="$s--$(basename "$cu" .cu)-$RANDOM"
       "$bin/$s" --m 4096 --n 4096 --k 4096 --kernel "$cu" > "$logs/exp-$label.log" 2>&1
       say "- $label: $(grep -E '^\| step' "$logs/exp-$label.log" || tail -1 "$logs/exp-$label.log")"
       if has ncu && [[ $s == step03* ]]; then run_ncu "exp-$label" "$bin/$s" --kernel "$cu"; fi
-    done
+    }
   done
 fi
 
