@@ -54,7 +54,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS)
         for (int i = 0; i < B_LOADS; ++i) b[i] = load4(B, k0 + bRow + i * B_STRIDE, blockCol + bCol, K, N);
     };
     // Registers -> shared memory: A transposed into As[k][m], B as it is into Bs[k][n].
-    auto store_tiles = [&](float (*As)[BM + 4], float (*Bs)[BN]) {
+    auto store_tiles = [&]() {
 #pragma unroll
         for (int i = 0; i < A_LOADS; ++i) {
             As[aCol + 0][aRow + i * A_STRIDE] = a[i].x;
@@ -72,7 +72,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS)
     // ANCHOR: loop
     for (int k0 = 0; k0 < K; k0 += BK) {
         load_tiles(k0);
-        store_tiles(As, Bs);
+        store_tiles();
         __syncthreads();  // the tiles are complete before anyone reads them
         // ANCHOR: outer
         // The BK outer products: for each k, TM values of A (two float4s of As[k]) times

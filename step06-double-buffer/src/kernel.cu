@@ -61,17 +61,18 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
 #pragma unroll
         for (int i = 0; i < B_LOADS; ++i) b[i] = load4(B, k0 + bRow + i * B_STRIDE, blockCol + bCol, K, N);
     };
-    // Registers -> shared memory: A transposed into As[k][m], B as it is into Bs[k][n].
-    auto store_tiles = [&](float (*As)[BM + 4], float (*Bs)[BN]) {
+    // Registers -> buffer `buf` of shared memory: A transposed into As[buf][k][m], B as it
+    // is into Bs[buf][k][n].
+    auto store_tiles = [&](int buf) {
 #pragma unroll
         for (int i = 0; i < A_LOADS; ++i) {
-            As[aCol + 0][aRow + i * A_STRIDE] = a[i].x;
-            As[aCol + 1][aRow + i * A_STRIDE] = a[i].y;
-            As[aCol + 2][aRow + i * A_STRIDE] = a[i].z;
-            As[aCol + 3][aRow + i * A_STRIDE] = a[i].w;
+            As[buf][aCol + 0][aRow + i * A_STRIDE] = a[i].x;
+            As[buf][aCol + 1][aRow + i * A_STRIDE] = a[i].y;
+            As[buf][aCol + 2][aRow + i * A_STRIDE] = a[i].z;
+            As[buf][aCol + 3][aRow + i * A_STRIDE] = a[i].w;
         }
 #pragma unroll
-        for (int i = 0; i < B_LOADS; ++i) *reinterpret_cast<float4*>(&Bs[bRow + i * B_STRIDE][bCol]) = b[i];
+        for (int i = 0; i < B_LOADS; ++i) *reinterpret_cast<float4*>(&Bs[buf][bRow + i * B_STRIDE][bCol]) = b[i];
     };
     // ANCHOR_END: tile_io
 
@@ -80,7 +81,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
     // ANCHOR: loop
     // The first K-tile goes straight into buffer 0.
     load_tiles(0);
-    store_tiles(As[0], Bs[0]);
+    store_tiles(0);
     __syncthreads();
     int cur = 0;
     for (int k0 = 0; k0 < K; k0 += BK) {
@@ -115,7 +116,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
         // Fill the other buffer. Nobody reads it now: its last readers finished before the
         // barrier that ended the previous K-tile. One barrier per K-tile then publishes it
         // and, at the same time, retires the buffer just read.
-        if (has_next) store_tiles(As[cur ^ 1], Bs[cur ^ 1]);
+        if (has_next) store_tiles(cur ^ 1);
         __syncthreads();
         cur ^= 1;
     }
