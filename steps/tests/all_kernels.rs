@@ -87,6 +87,11 @@ fn main() -> std::process::ExitCode {
     let args = Arguments::from_args();
     let no_nvrtc = !nvrtc_present();
     if no_nvrtc {
+        // CI sets SGEMM_REQUIRE_NVRTC: there a missing NVRTC is a failure, not a skip.
+        if std::env::var_os("SGEMM_REQUIRE_NVRTC").is_some() {
+            eprintln!("error: SGEMM_REQUIRE_NVRTC is set but {}", common::Error::NoNvrtc);
+            return std::process::ExitCode::FAILURE;
+        }
         eprintln!("note: kernel compile tests are ignored: {}", common::Error::NoNvrtc);
     }
     let mut trials = Vec::new();
