@@ -18,5 +18,5 @@ pub const STEP: Step = Step {
     idea: "one thread per element of C",
     kernel: kernel_source!("src/kernel.cu"),
     launch,
-    min_cc: (5, 0),
+    min_cc: (7, 5),
 };

@@ -19,5 +19,5 @@ pub const STEP: Step = Step {
     idea: "a warp reads B and writes C in consecutive addresses",
     kernel: kernel_source!("src/kernel.cu"),
     launch,
-    min_cc: (5, 0),
+    min_cc: (7, 5),
 };

@@ -18,5 +18,5 @@ pub const STEP: Step = Step {
     idea: "tiles of A and B cached in shared memory, each global element loaded once per block",
     kernel: kernel_source!("src/kernel.cu"),
     launch,
-    min_cc: (5, 0),
+    min_cc: (7, 5),
 };

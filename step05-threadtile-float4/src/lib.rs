@@ -44,5 +44,5 @@ pub const STEP: Step = Step {
     idea: "each thread computes an 8x8 tile of C as outer products, loading float4s",
     kernel: kernel_source!("src/kernel.cu"),
     launch,
-    min_cc: (5, 0),
+    min_cc: (7, 5),
 };

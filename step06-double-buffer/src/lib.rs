@@ -44,5 +44,5 @@ pub const STEP: Step = Step {
     idea: "the next K-tile is loaded while the current one is computed",
     kernel: kernel_source!("src/kernel.cu"),
     launch,
-    min_cc: (5, 0),
+    min_cc: (7, 5),
 };
