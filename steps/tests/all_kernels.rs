@@ -82,6 +82,19 @@ fn launches_are_checked(step: &Step) -> Result<(), Failed> {
     Ok(())
 }
 
+/// A kernel that does not compile gets NVRTC's log, naming the file and line.
+fn compile_errors_name_file_and_line() -> Result<(), Failed> {
+    let source = common::KernelSource {
+        name: "broken/kernel.cu".into(),
+        code: "#include \"sgemm.cuh\"\nextern \"C\" __global__ void sgemm() {\n    undeclared = 1;\n}\n".into(),
+    };
+    match compile(&source, &[], "sm_90") {
+        Err(e @ common::Error::Compile { .. }) if e.to_string().contains("broken/kernel.cu(3)") => Ok(()),
+        Err(e) => Err(format!("unexpected error: {e}").into()),
+        Ok(_) => Err("a broken kernel compiled".into()),
+    }
+}
+
 fn main() -> std::process::ExitCode {
     common::compile::disable_compute_cache();
     let args = Arguments::from_args();
@@ -94,7 +107,11 @@ fn main() -> std::process::ExitCode {
         }
         eprintln!("note: kernel compile tests are ignored: {}", common::Error::NoNvrtc);
     }
-    let mut trials = Vec::new();
+    let mut trials = vec![
+        Trial::test("nvrtc/compile-error-names-file-and-line", compile_errors_name_file_and_line)
+            .with_kind("nvrtc")
+            .with_ignored_flag(no_nvrtc),
+    ];
     for step in steps::ALL {
         trials.push(Trial::test(format!("{}/launch-limits", step.name), move || launches_are_checked(step)));
         for file in experiments(step) {
