@@ -36,30 +36,57 @@ pub fn sync(gpu: &Gpu, what: &str) -> Result<()> {
     gpu.stream.synchronize().map_err(|e| Error::Cuda(format!("{what} failed while running: {e}")))
 }
 
+/// One problem ready to check kernels against: fresh random inputs on the GPU, cuBLAS's result
+/// and the float64 CPU reference, computed once. `check` runs a kernel on a freshly poisoned C
+/// (NaN when beta == 0, else the original C) and compares; any number of kernels can be checked.
+pub struct Prepared {
+    pub gemm: Gemm,
+    pub seed: u64,
+    pub inputs: Inputs,
+    pub a: DeviceMatrix,
+    pub b: DeviceMatrix,
+    scales: Scales,
+    cpu: Reference,
+    cublas: Reference,
+}
+
+impl Prepared {
+    pub fn new(gpu: &Gpu, cublas: &Cublas, gemm: &Gemm, seed: u64) -> Result<Prepared> {
+        let inputs = Inputs::new(gemm, seed);
+        let a = DeviceMatrix::from_host(gpu, &inputs.a)?;
+        let b = DeviceMatrix::from_host(gpu, &inputs.b)?;
+        let mut c_ref = DeviceMatrix::from_host(gpu, &inputs.c0)?;
+        cublas.sgemm(gpu, gemm, &a, &b, &mut c_ref)?;
+        sync(gpu, "cuBLAS")?;
+        let from_cublas = c_ref.download(gpu)?;
+        let scales = Scales::new(gemm, &inputs.a, &inputs.b);
+        let cpu = cpu_reference(gemm, &inputs.a, &inputs.b, &inputs.c0, &reference_rows(gemm));
+        let cublas =
+            Reference { rows: (0..gemm.shape.m).collect(), values: from_cublas.iter().map(|&v| v as f64).collect() };
+        Ok(Prepared { gemm: *gemm, seed, inputs, a, b, scales, cpu, cublas })
+    }
+
+    /// Runs the kernel once on a poisoned C and checks it against both references.
+    pub fn check(&self, runner: &mut Runner) -> Result<Verified> {
+        let gpu = runner.gpu.clone();
+        let mut c = DeviceMatrix::from_host(&gpu, &self.inputs.c0)?;
+        runner.run(&self.gemm, &self.a, &self.b, &mut c)?;
+        sync(&gpu, &runner.kernel.name)?;
+        let got = c.download(&gpu)?;
+        let (gemm, c0) = (&self.gemm, &self.inputs.c0);
+        Ok(Verified {
+            gemm: *gemm,
+            seed: self.seed,
+            vs_cpu: compare("CPU f64", gemm, Tolerance::F32_VS_F64, &self.scales, c0, &got, &self.cpu),
+            vs_cublas: compare("cuBLAS", gemm, Tolerance::F32_VS_F32, &self.scales, c0, &got, &self.cublas),
+        })
+    }
+}
+
 /// Runs the kernel and cuBLAS on fresh random inputs (`seed`), C poisoned first, and checks
 /// the kernel against a float64 CPU reference and against cuBLAS.
 pub fn verify(runner: &mut Runner, cublas: &Cublas, gemm: &Gemm, seed: u64) -> Result<Verified> {
-    let gpu = runner.gpu.clone();
-    let inputs = Inputs::new(gemm, seed);
-    let a = DeviceMatrix::from_host(&gpu, &inputs.a)?;
-    let b = DeviceMatrix::from_host(&gpu, &inputs.b)?;
-    let mut c = DeviceMatrix::from_host(&gpu, &inputs.c0)?;
-    let mut c_ref = DeviceMatrix::from_host(&gpu, &inputs.c0)?;
-    runner.run(gemm, &a, &b, &mut c)?;
-    sync(&gpu, &runner.kernel.name)?;
-    cublas.sgemm(&gpu, gemm, &a, &b, &mut c_ref)?;
-    sync(&gpu, "cuBLAS")?;
-    let got = c.download(&gpu)?;
-    let from_cublas = c_ref.download(&gpu)?;
-
-    let scales = Scales::new(gemm, &inputs.a, &inputs.b);
-    let rows = reference_rows(gemm);
-    let cpu = cpu_reference(gemm, &inputs.a, &inputs.b, &inputs.c0, &rows);
-    let vs_cpu = compare("CPU f64", gemm, Tolerance::F32_VS_F64, &scales, &inputs.c0, &got, &cpu);
-    let cublas =
-        Reference { rows: (0..gemm.shape.m).collect(), values: from_cublas.iter().map(|&v| v as f64).collect() };
-    let vs_cublas = compare("cuBLAS", gemm, Tolerance::F32_VS_F32, &scales, &inputs.c0, &got, &cublas);
-    Ok(Verified { gemm: *gemm, seed, vs_cpu, vs_cublas })
+    Prepared::new(&runner.gpu.clone(), cublas, gemm, seed)?.check(runner)
 }
 
 /// Median and spread of repeated event-timed runs.
@@ -144,6 +171,16 @@ impl Comparison {
     pub fn ratio(&self) -> f64 {
         self.cublas.median_ms / self.kernel.median_ms
     }
+}
+
+/// Times the kernel and cuBLAS on the inputs of a prepared problem (C starts as the problem's
+/// C0 and is overwritten; with beta != 0 later runs read earlier results, which is fine for timing).
+pub fn compare_prepared(runner: &mut Runner, cublas: &Cublas, p: &Prepared, plan: TimingPlan) -> Result<Comparison> {
+    let gpu = runner.gpu.clone();
+    let mut c = DeviceMatrix::from_host(&gpu, &p.inputs.c0)?;
+    let kernel = time_runs(&gpu, plan, || runner.run(&p.gemm, &p.a, &p.b, &mut c))?;
+    let cublas_t = time_runs(&gpu, plan, || cublas.sgemm(&gpu, &p.gemm, &p.a, &p.b, &mut c))?;
+    Ok(Comparison { gemm: p.gemm, kernel, cublas: cublas_t })
 }
 
 /// Times the kernel and cuBLAS on one set of random inputs (C random, so beta may be anything).

@@ -48,7 +48,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut all = cargo_executables(&["test", "--workspace", "--exclude", "xtask", "--release", "--no-run"])?;
     let benches = cargo_executables(&["bench", "--workspace", "--exclude", "xtask", "--no-run"])?;
     all.extend(benches.into_iter().filter(|(_, kind, _, _)| kind == "bench"));
-    all.extend(cargo_executables(&["build", "--workspace", "--exclude", "xtask", "--release", "--bins"])?);
+    // The step binaries and the xtask tool itself (for `sweep` on the GPU machine).
+    all.extend(cargo_executables(&["build", "--workspace", "--release", "--bins"])?);
     let mut bytes = 0u64;
     for (package, kind, name, exe) in &all {
         let (folder, file) = match kind.as_str() {

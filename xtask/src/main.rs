@@ -5,14 +5,17 @@
 //!   the CUDA 13 toolkit but no Rust.
 //! - `ptxas [--arch sm_90]`: registers, shared memory and spills of every kernel variant.
 //! - `cubin STEP [--shape S] [--arch A] [--kernel F] --out FILE`: the CUBIN, for `cuobjdump -sass`.
+//! - `sweep [--out FILE] [--steps LIST] [--shapes LIST]`: every step and cuBLAS on a sweep of
+//!   shapes (needs a GPU), written to `results/<gpu>.json`.
 
 mod bundle;
 mod cubin;
 mod ptxas;
+mod sweep;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask bundle [--out DIR] | ptxas [--arch sm_XY] | cubin STEP [--shape S] [--arch A] [--kernel F] --out FILE";
+const USAGE: &str = "usage: cargo xtask bundle [--out DIR] | ptxas [--arch sm_XY] | cubin STEP [--shape S] [--arch A] [--kernel F] --out FILE | sweep [--out FILE] [--steps LIST] [--shapes LIST]";
 
 fn main() -> ExitCode {
     common::compile::disable_compute_cache();
@@ -21,6 +24,7 @@ fn main() -> ExitCode {
         Some("bundle") => bundle::run(&args[1..]),
         Some("ptxas") => ptxas::run(&args[1..]),
         Some("cubin") => cubin::run(&args[1..]),
+        Some("sweep") => sweep::run(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
     match result {

@@ -1,0 +1,189 @@
+//! `cargo xtask sweep [--out FILE] [--steps 01,05] [--shapes 1024,4096x11008x4096]`: runs every
+//! step and cuBLAS on a sweep of shapes on the GPU, verifies every run, and writes one results
+//! file per GPU model (`results/<gpu>.json`) that the book's tables and charts are made from.
+
+use common::compile::nvrtc_version;
+use common::device::Gpu;
+use common::measure::{Prepared, TimingPlan, compare_prepared, sync, time_runs};
+use common::reference::{CUBLAS_MATH, Cublas};
+use common::step::{DeviceMatrix, Runner};
+use common::{Gemm, Shape, Step, data};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Square sizes of the sweep, and shapes from real workloads: a transformer MLP layer
+/// (4096 tokens, hidden 4096, middle 11008), decode-like skinny products (M = 16 tokens), and an
+/// odd shape that exercises every edge path.
+pub fn default_shapes() -> Vec<Shape> {
+    let mut v: Vec<Shape> = [128, 256, 512, 1024, 2048, 4096, 8192].into_iter().map(Shape::cube).collect();
+    v.extend([
+        Shape::new(4096, 11008, 4096),
+        Shape::new(16, 11008, 4096),
+        Shape::new(16, 4096, 4096),
+        Shape::new(1000, 1001, 999),
+    ]);
+    v
+}
+
+/// "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3".
+pub fn slug(name: &str) -> String {
+    let s: String = name.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    s.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
+}
+
+/// Today's date (UTC) as YYYY-MM-DD, from the system clock.
+pub fn today() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+fn parse_list<T>(text: &str, item: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
+    text.split(',').filter(|s| !s.trim().is_empty()).map(|s| item(s.trim())).collect()
+}
+
+/// Device-to-device copy bandwidth, bytes read plus bytes written per second (median of 10).
+fn copy_bandwidth(gpu: &Gpu) -> common::Result<f64> {
+    let n = 256 << 20; // 1 GiB of f32 each way
+    let src = DeviceMatrix::from_host(gpu, &vec![1.0f32; n])?;
+    let mut dst = DeviceMatrix::from_host(gpu, &vec![0.0f32; n])?;
+    let plan = TimingPlan { warmup: Duration::from_millis(50), measure: Duration::ZERO, min_reps: 10, max_reps: 10 };
+    let t = time_runs(gpu, plan, || Ok(gpu.stream.memcpy_dtod(&src.data, &mut dst.data)?))?;
+    Ok(2.0 * (n * 4) as f64 / (t.median_ms * 1e-3))
+}
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let mut steps: Vec<&'static Step> = steps::ALL.iter().collect();
+    let (mut shapes, mut out) = (default_shapes(), None);
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--out" => out = Some(PathBuf::from(value)),
+            "--steps" => steps = parse_list(value, |k| steps::find(k).ok_or(format!("no step {k}")))?,
+            "--shapes" => shapes = parse_list(value, |s| Shape::parse(s).map_err(|e| e.to_string()))?,
+            _ => return Err(format!("unknown option {flag}\n{}", crate::USAGE)),
+        }
+    }
+    let e = |e: common::Error| e.to_string();
+    let gpu = Gpu::shared().map_err(e)?;
+    let cublas = Cublas::new(&gpu).map_err(e)?;
+    let (nv_major, nv_minor) = nvrtc_version().map_err(e)?;
+X
+    let started = Instant::now();
+    println!("sweep on {}: {} steps x {} shapes", gpu.describe(), steps.len(), shapes.len());
+    let copy = copy_bandwidth(&gpu).map_err(e)?;
+    println!("device-to-device copy: {:.0} GB/s (read + write)", copy / 1e9);
+
+    let plan = TimingPlan {
+        warmup: Duration::from_millis(100),
+        measure: Duration::from_millis(300),
+        min_reps: 5,
+        max_reps: 100,
+    };
+    let total = steps.len() * shapes.len();
+    let mut runs = Vec::new();
+    let mut failures = 0;
+    for (si, shape) in shapes.iter().enumerate() {
+        let gemm = Gemm::new(*shape, 1.0, 0.0);
+        let seed = data::fresh_seed();
+        let prepared = Prepared::new(&gpu, &cublas, &gemm, seed).map_err(e)?;
+        for (ki, step) in steps.iter().enumerate() {
+            let mut runner = Runner::new(&gpu, step, None).map_err(e)?;
+            let launch = runner.launch_for(shape).map_err(e)?;
+            let resources = runner.load(&launch).map_err(e)?.resources;
+            let verified = prepared.check(&mut runner).map_err(e)?;
+            let cmp = compare_prepared(&mut runner, &cublas, &prepared, plan).map_err(e)?;
+            sync(&gpu, step.name).map_err(e)?;
+            let passed = verified.passed();
+            failures += usize::from(!passed);
+            println!(
+                "[{:>3}/{total}] {:<26} {:<16} {:>9.3} ms {:>8.0} GFLOP/s {:>6.1}% of cuBLAS  err {:.1e}  {}  ({:.0} s)",
+                si * steps.len() + ki + 1,
+                step.name,
+                shape.to_string(),
+                cmp.kernel.median_ms,
+                cmp.kernel.gflops(&gemm),
+                100.0 * cmp.ratio(),
+                verified.vs_cpu.rel_frobenius,
+                if passed { "ok" } else { "FAILED" },
+                started.elapsed().as_secs_f64()
+            );
+            if !passed {
+                println!("{}", verified.report(step.name));
+            }
+            runs.push(json!({
+                "step": step.name,
+                "m": shape.m, "n": shape.n, "k": shape.k, "alpha": gemm.alpha, "beta": gemm.beta, "seed": seed,
+                "passed": passed,
+                "time_ms": cmp.kernel.median_ms, "min_ms": cmp.kernel.min_ms, "reps": cmp.kernel.reps,
+                "gflops": cmp.kernel.gflops(&gemm),
+                "cublas_ms": cmp.cublas.median_ms, "cublas_gflops": cmp.cublas.gflops(&gemm),
+                "pct_of_cublas": 100.0 * cmp.ratio(),
+                "rel_err_vs_cpu": verified.vs_cpu.rel_frobenius, "rel_err_vs_cublas": verified.vs_cublas.rel_frobenius,
+                "registers": resources.registers, "static_smem_bytes": resources.smem_bytes,
+                "dynamic_smem_bytes": launch.dynamic_smem_bytes, "local_bytes": resources.stack_bytes,
+                "spill_bytes": resources.spills(),
+                "threads_per_block": launch.threads_per_block(), "grid": [launch.grid.0, launch.grid.1, launch.grid.2],
+                "defines": launch.defines.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>(),
+            }));
+        }
+    }
+    let hashes: serde_json::Map<String, Value> =
+        steps.iter().map(|s| (s.name.to_string(), Value::from(s.kernel.hash()))).collect();
+    let doc = json!({
+        "tool": "cargo xtask sweep",
+        "date": today(),
+        "gpu": {
+            "name": gpu.name, "compute_capability": format!("{}.{}", gpu.cc.0, gpu.cc.1), "sms": gpu.sms,
+            "sm_clock_khz": gpu.clock_khz, "l2_bytes": gpu.l2_bytes,
+            "driver_cuda_version": format!("{}.{}", gpu.driver_version / 1000, (gpu.driver_version % 1000) / 10),
+            "peak_fp32_gflops": gpu.peak_fp32_flops() / 1e9, "peak_dram_gbs": gpu.peak_dram_bytes() / 1e9,
+            "measured_copy_gbs": copy / 1e9,
+        },
+        "nvrtc_version": format!("{nv_major}.{nv_minor}"),
+        "cublas_version": cublas.version, "cublas_math": CUBLAS_MATH,
+        "kernel_hashes": hashes,
+        "runs": runs,
+    });
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    }
+    std::fs::write(&out, serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n")
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+    println!(
+        "{} runs ({} failed) in {:.0} s -> {}",
+        runs_len(&doc),
+        failures,
+        started.elapsed().as_secs_f64(),
+        out.display()
+    );
+    if failures > 0 { Err(format!("{failures} runs failed verification")) } else { Ok(()) }
+}
+
+fn runs_len(doc: &Value) -> usize {
+    doc["runs"].as_array().map_or(0, Vec::len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_and_dates() {
+        assert_eq!(slug("NVIDIA H100 80GB HBM3"), "nvidia-h100-80gb-hbm3");
+        assert_eq!(slug("  A100-SXM4 (40GB) "), "a100-sxm4-40gb");
+        let d = today();
+        assert_eq!((d.len(), &d[4..5], &d[7..8]), (10, "-", "-"));
+        assert!(d.as_str() > "2026-01-01");
+    }
+}
