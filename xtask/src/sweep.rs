@@ -78,7 +78,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let gpu = Gpu::shared().map_err(e)?;
     let cublas = Cublas::new(&gpu).map_err(e)?;
     let (nv_major, nv_minor) = nvrtc_version().map_err(e)?;
-X
+    let out = out.unwrap_or_else(|| PathBuf::from("results").join(format!("{}.json", slug(&gpu.name))));
     let started = Instant::now();
     println!("sweep on {}: {} steps x {} shapes", gpu.describe(), steps.len(), shapes.len());
     let copy = copy_bandwidth(&gpu).map_err(e)?;
