@@ -7,15 +7,19 @@
 //! - `cubin STEP [--shape S] [--arch A] [--kernel F] --out FILE`: the CUBIN, for `cuobjdump -sass`.
 //! - `sweep [--out FILE] [--steps LIST] [--shapes LIST]`: every step and cuBLAS on a sweep of
 //!   shapes (needs a GPU), written to `results/<gpu>.json`.
+//! - `book [--check]`: the book's tables and charts from the recorded results; `--check` fails
+//!   on stale generated files, kernels changed since their results, and broken includes.
 
+mod book;
 mod bundle;
 mod cubin;
 mod ptxas;
+mod svg;
 mod sweep;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask bundle [--out DIR] | ptxas [--arch sm_XY] | cubin STEP [--shape S] [--arch A] [--kernel F] --out FILE | sweep [--out FILE] [--steps LIST] [--shapes LIST]";
+const USAGE: &str = "usage: cargo xtask bundle [--out DIR] | ptxas [--arch sm_XY] | cubin STEP [--shape S] [--arch A] [--kernel F] --out FILE | sweep [--out FILE] [--steps LIST] [--shapes LIST] | book [--check]";
 
 fn main() -> ExitCode {
     common::compile::disable_compute_cache();
@@ -25,6 +29,7 @@ fn main() -> ExitCode {
         Some("ptxas") => ptxas::run(&args[1..]),
         Some("cubin") => cubin::run(&args[1..]),
         Some("sweep") => sweep::run(&args[1..]),
+        Some("book") => book::run(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
     match result {

@@ -1,0 +1,396 @@
+//! `cargo xtask book [--check]`: the book's tables and charts, made from the recorded results
+//! alone (`results/<gpu>.json`) into `book/src/generated/<gpu>/`. With `--check` nothing is
+//! written; it fails when a generated file is stale, when a kernel changed after its recorded
+//! results (source hash), or when an `{{#include}}` of the book or its anchor does not resolve.
+
+use crate::svg::{Axis, Chart, PALETTE, REFERENCE, Ticks};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// The shape the ladder table and the bar chart use.
+const HEADLINE: (u64, u64, u64) = (4096, 4096, 4096);
+
+/// One recorded results file.
+pub struct Results {
+    pub slug: String,
+    pub doc: Value,
+}
+
+impl Results {
+    fn runs(&self) -> impl Iterator<Item = &Value> {
+        self.doc["runs"].as_array().into_iter().flatten()
+    }
+
+    fn run(&self, step: &str, shape: (u64, u64, u64)) -> Option<&Value> {
+        self.runs().find(|r| r["step"] == step && shape_of(r) == shape)
+    }
+
+    /// Steps in registry order, as recorded.
+    fn steps(&self) -> Vec<&'static str> {
+        steps::ALL.iter().map(|s| s.name).filter(|n| self.runs().any(|r| r["step"] == *n)).collect()
+    }
+
+    /// Shapes in recorded order, without repeats.
+    fn shapes(&self) -> Vec<(u64, u64, u64)> {
+        let mut v: Vec<(u64, u64, u64)> = Vec::new();
+        for r in self.runs() {
+            if !v.contains(&shape_of(r)) {
+                v.push(shape_of(r));
+            }
+        }
+        v
+    }
+
+    fn gpu(&self, key: &str) -> &Value {
+        &self.doc["gpu"][key]
+    }
+}
+
+fn shape_of(r: &Value) -> (u64, u64, u64) {
+    (r["m"].as_u64().unwrap_or(0), r["n"].as_u64().unwrap_or(0), r["k"].as_u64().unwrap_or(0))
+}
+
+fn shape_name((m, n, k): (u64, u64, u64)) -> String {
+    if m == n && n == k { format!("{m}³") } else { format!("{m}x{n}x{k}") }
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(f64::NAN)
+}
+
+/// "step05-threadtile-float4" -> "05".
+fn number(step: &str) -> &str {
+    step.trim_start_matches("step").split('-').next().unwrap_or(step)
+}
+
+pub fn load_results(root: &Path) -> Result<Vec<Results>, String> {
+    let dir = root.join("results");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let doc = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+            Ok(Results { slug: p.file_stem().unwrap_or_default().to_string_lossy().into_owned(), doc })
+        })
+        .collect()
+}
+
+/// Every generated file, path relative to `book/src/generated/`, and its contents.
+pub fn generate(all: &[Results]) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for r in all {
+        let dir = &r.slug;
+        out.insert(format!("{dir}/summary.md"), summary(r));
+        out.insert(format!("{dir}/ladder.md"), ladder(r));
+        out.insert(format!("{dir}/sweep.md"), sweep(r));
+        for step in r.steps() {
+            out.insert(format!("{dir}/{step}.md"), per_step(r, step));
+        }
+        out.insert(format!("{dir}/gflops.svg"), gflops_chart(r));
+        out.insert(format!("{dir}/scaling.svg"), scaling_chart(r));
+        out.insert(format!("{dir}/roofline.svg"), roofline_chart(r));
+    }
+    out
+}
+
+fn summary(r: &Results) -> String {
+    let cublas =
+        r.run(r.steps().first().copied().unwrap_or(""), HEADLINE).map(|x| f(&x["cublas_gflops"])).unwrap_or(f64::NAN);
+    format!(
+        "Measured on one **{}** (compute capability {}, {} SMs, driver CUDA {}), NVRTC {}, cuBLAS {} ({}), \
+         on {} with `cargo xtask sweep`; every run verified against cuBLAS and a float64 CPU reference.\n\n\
+         | ceiling | value |\n|---|---:|\n\
+         | FP32 SIMT peak (132 SMs x 128 lanes x 2 x clock, from the device) | {:.1} TFLOP/s |\n\
+         | cuBLAS SGEMM at 4096³, same sweep | {:.1} TFLOP/s |\n\
+         | DRAM bandwidth, datasheet (from the device) | {:.0} GB/s |\n\
+         | device-to-device copy, measured (read + write) | {:.0} GB/s |\n",
+        r.gpu("name").as_str().unwrap_or("?"),
+        r.gpu("compute_capability").as_str().unwrap_or("?"),
+        r.gpu("sms"),
+        r.gpu("driver_cuda_version").as_str().unwrap_or("?"),
+        r.doc["nvrtc_version"].as_str().unwrap_or("?"),
+        r.doc["cublas_version"],
+        r.doc["cublas_math"].as_str().unwrap_or("?"),
+        r.doc["date"].as_str().unwrap_or("?"),
+        f(r.gpu("peak_fp32_gflops")) / 1e3,
+        cublas / 1e3,
+        f(r.gpu("peak_dram_gbs")),
+        f(r.gpu("measured_copy_gbs")),
+    )
+}
+
+fn ladder(r: &Results) -> String {
+    let mut s = String::from(
+        "| step | time (ms) | GFLOP/s | % of cuBLAS | x previous step | registers | shared memory (B) | spills (B) | error vs float64 |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let mut prev: Option<f64> = None;
+    for step in r.steps() {
+        let Some(x) = r.run(step, HEADLINE) else { continue };
+        let t = f(&x["time_ms"]);
+        let speedup = prev.map(|p| format!("{:.2}x", p / t)).unwrap_or_else(|| "-".into());
+        let _ = writeln!(
+            s,
+            "| {step} | {t:.3} | {:.0} | {:.1}% | {speedup} | {} | {} | {} | {:.1e} |",
+            f(&x["gflops"]),
+            f(&x["pct_of_cublas"]),
+            x["registers"],
+            f(&x["static_smem_bytes"]) + f(&x["dynamic_smem_bytes"]),
+            x["spill_bytes"],
+            f(&x["rel_err_vs_cpu"]),
+        );
+        prev = Some(t);
+    }
+    if let Some(x) = r.run(r.steps().first().copied().unwrap_or(""), HEADLINE) {
+        let _ = writeln!(s, "| cuBLAS | {:.3} | {:.0} | 100% | | | | | |", f(&x["cublas_ms"]), f(&x["cublas_gflops"]));
+    }
+    s
+}
+
+fn sweep(r: &Results) -> String {
+    let steps = r.steps();
+    let mut s = String::from("| shape |");
+    for st in &steps {
+        let _ = write!(s, " {} |", number(st));
+    }
+    s += " cuBLAS |\n|---|";
+    s += &"---:|".repeat(steps.len() + 1);
+    s += "\n";
+    for shape in r.shapes() {
+        let _ = write!(s, "| {} |", shape_name(shape));
+        let mut cublas = f64::NAN;
+        for st in &steps {
+            match r.run(st, shape) {
+                Some(x) => {
+                    cublas = f(&x["cublas_gflops"]);
+                    let _ = write!(s, " {:.0} ({:.0}%) |", f(&x["gflops"]), f(&x["pct_of_cublas"]));
+                }
+                None => s += " - |",
+            }
+        }
+        let _ = writeln!(s, " {cublas:.0} |");
+    }
+    s += "\nGFLOP/s (% of cuBLAS in the same run), alpha 1, beta 0.\n";
+    s
+}
+
+fn per_step(r: &Results, step: &str) -> String {
+    let mut s = String::from(
+        "| shape | time (ms) | GFLOP/s | cuBLAS GFLOP/s | % of cuBLAS | error vs float64 | registers | shared memory (B) | grid | defines |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---|---|\n",
+    );
+    for shape in r.shapes() {
+        let Some(x) = r.run(step, shape) else { continue };
+        let grid: Vec<String> = x["grid"].as_array().into_iter().flatten().map(|v| v.to_string()).collect();
+        let defines: Vec<&str> = x["defines"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        let _ = writeln!(
+            s,
+            "| {} | {:.3} | {:.0} | {:.0} | {:.1}% | {:.1e} | {} | {} | {} | {} |",
+            shape_name(shape),
+            f(&x["time_ms"]),
+            f(&x["gflops"]),
+            f(&x["cublas_gflops"]),
+            f(&x["pct_of_cublas"]),
+            f(&x["rel_err_vs_cpu"]),
+            x["registers"],
+            f(&x["static_smem_bytes"]) + f(&x["dynamic_smem_bytes"]),
+            grid.join("x"),
+            if defines.is_empty() { "-".to_string() } else { defines.join(" ") },
+        );
+    }
+    s
+}
+
+fn gflops_chart(r: &Results) -> String {
+    let mut bars = Vec::new();
+    let mut cublas = 0.0;
+    for (i, step) in r.steps().iter().enumerate() {
+        if let Some(x) = r.run(step, HEADLINE) {
+            bars.push((number(step).to_string(), f(&x["gflops"]), PALETTE[i % PALETTE.len()].to_string()));
+            cublas = f(&x["cublas_gflops"]);
+        }
+    }
+    let top = (cublas.max(bars.iter().map(|b| b.1).fold(0.0, f64::max)) * 1.15 / 5000.0).ceil() * 5000.0;
+    let mut c = Chart::new(
+        "GFLOP/s per step at 4096³",
+        Axis::linear(-0.5, bars.len() as f64 - 0.5, "step").with_ticks(Ticks::Off),
+        Axis::linear(0.0, top.max(1.0), "GFLOP/s"),
+    );
+    c.bars(&bars);
+    c.hline("cuBLAS", cublas);
+    c.finish()
+}
+
+fn scaling_chart(r: &Results) -> String {
+    let squares: Vec<u64> = r.shapes().into_iter().filter(|&(m, n, k)| m == n && n == k).map(|s| s.0).collect();
+    let (lo, hi) =
+        (squares.iter().copied().min().unwrap_or(1) as f64, squares.iter().copied().max().unwrap_or(2) as f64);
+    let ticks: Vec<f64> = squares.iter().map(|&n| n as f64).collect();
+    let mut c = Chart::new(
+        "GFLOP/s against size (N x N x N)",
+        Axis::log(lo / 1.2, hi * 1.2, "N").with_ticks(Ticks::At(&ticks)),
+        Axis::log(10.0, 100_000.0, "GFLOP/s"),
+    );
+    let mut cublas = Vec::new();
+    for (i, step) in r.steps().iter().enumerate() {
+        let mut pts = Vec::new();
+        for &n in &squares {
+            if let Some(x) = r.run(step, (n, n, n)) {
+                pts.push((n as f64, f(&x["gflops"])));
+                if i == 0 {
+                    cublas.push((n as f64, f(&x["cublas_gflops"])));
+                }
+            }
+        }
+        c.line(step, PALETTE[i % PALETTE.len()], &pts, false);
+    }
+    c.line("cuBLAS", REFERENCE, &cublas, true);
+    c.finish()
+}
+
+fn roofline_chart(r: &Results) -> String {
+    let peak = f(r.gpu("peak_fp32_gflops"));
+    let copy = f(r.gpu("measured_copy_gbs"));
+    let mut c = Chart::new(
+        "Roofline: each step at 4096³ and at 16x11008x4096",
+        Axis::log(1.0, 10_000.0, "arithmetic intensity (FLOP per minimal byte)"),
+        Axis::log(100.0, 200_000.0, "GFLOP/s"),
+    );
+    // Memory roof: measured copy bandwidth times intensity, up to the FP32 peak.
+    let ridge = peak / copy;
+    c.line("roofs: measured copy", REFERENCE, &[(1.0, copy), (ridge, peak)], true);
+    c.hline("FP32 SIMT peak", peak);
+    let intensity = |(m, n, k): (u64, u64, u64)| {
+        let (m, n, k) = (m as f64, n as f64, k as f64);
+        2.0 * m * n * k / (4.0 * (m * k + k * n + m * n))
+    };
+    for (shape, tag) in [(HEADLINE, ""), ((16, 11008, 4096), " (M=16)")] {
+        for (i, step) in r.steps().iter().enumerate() {
+            if let Some(x) = r.run(step, shape) {
+                c.point(
+                    &format!("{}{tag}", number(step)),
+                    PALETTE[i % PALETTE.len()],
+                    intensity(shape),
+                    f(&x["gflops"]),
+                    false,
+                );
+            }
+        }
+        if let Some(x) = r.run(r.steps().first().copied().unwrap_or(""), shape) {
+            c.point(&format!("cuBLAS{tag}"), REFERENCE, intensity(shape), f(&x["cublas_gflops"]), true);
+        }
+    }
+    c.finish()
+}
+
+/// Kernel sources that changed after the results were recorded, and registry steps with no results.
+pub fn stale_hashes(all: &[Results]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for r in all {
+        for step in steps::ALL {
+            match r.doc["kernel_hashes"][step.name].as_str() {
+                Some(h) if h == step.kernel.hash() => {}
+                Some(_) => problems.push(format!(
+                    "{}: {} changed after these results were recorded; re-run `cargo xtask sweep` on that GPU",
+                    r.slug, step.name
+                )),
+                None => problems.push(format!(
+                    "{}: no recorded results for {}; run `cargo xtask sweep` on that GPU",
+                    r.slug, step.name
+                )),
+            }
+        }
+    }
+    problems
+}
+
+/// Every `{{#include path[:anchor]}}` in the book resolves to a file, and its anchor exists.
+pub fn broken_includes(book_src: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut pages = Vec::new();
+    collect_md(book_src, &mut pages);
+    for page in pages {
+        let text = std::fs::read_to_string(&page).unwrap_or_default();
+        for (i, part) in text.split("{{#include ").enumerate().skip(1) {
+            let Some(end) = part.find("}}") else { continue };
+            let spec = part[..end].trim();
+            // path, path:anchor, or path:start:end (line numbers, either may be empty)
+            let mut parts = spec.split(':');
+            let path = parts.next().unwrap_or_default();
+            let anchor = parts.next().filter(|a| !a.is_empty() && !a.chars().all(|c| c.is_ascii_digit()));
+            let file = page.parent().unwrap_or(book_src).join(path);
+            let where_ = format!("{} (include {i})", page.display());
+            match std::fs::read_to_string(&file) {
+                Err(_) => problems.push(format!("{where_}: {path} does not exist")),
+                Ok(body) => {
+                    if let Some(a) = anchor {
+                        let starts =
+                            body.contains(&format!("ANCHOR: {a}\n")) || body.contains(&format!("ANCHOR: {a}\r\n"));
+                        if !starts || !body.contains(&format!("ANCHOR_END: {a}")) {
+                            problems.push(format!("{where_}: {path} has no anchor `{a}`"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    problems
+}
+
+fn collect_md(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            collect_md(&p, out);
+        } else if p.extension().is_some_and(|x| x == "md") {
+            out.push(p);
+        }
+    }
+}
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let check = match args {
+        [] => false,
+        [flag] if flag == "--check" => true,
+        _ => return Err(crate::USAGE.into()),
+    };
+    let root = crate::bundle::root();
+    let all = load_results(&root)?;
+    let generated = root.join("book/src/generated");
+    let files = generate(&all);
+    let mut problems = stale_hashes(&all);
+    if check {
+        for (rel, body) in &files {
+            let path = generated.join(rel);
+            if std::fs::read_to_string(&path).ok().as_deref() != Some(body.as_str()) {
+                problems.push(format!("{} is stale: run `cargo xtask book`", path.display()));
+            }
+        }
+        problems.extend(broken_includes(&root.join("book/src")));
+        if problems.is_empty() {
+            println!("book: {} generated files up to date, includes resolve, kernel hashes match", files.len());
+            return Ok(());
+        }
+        return Err(problems.join("\n"));
+    }
+    for (rel, body) in &files {
+        let path = generated.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap_or(&generated)).map_err(|e| e.to_string())?;
+        std::fs::write(&path, body).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    println!("book: wrote {} files under {}", files.len(), generated.display());
+    for p in &problems {
+        eprintln!("warning: {p}");
+    }
+    Ok(())
+}
