@@ -184,16 +184,17 @@ fn sweep(r: &Results) -> String {
 
 fn per_step(r: &Results, step: &str) -> String {
     let mut s = String::from(
-        "| shape | time (ms) | GFLOP/s | cuBLAS GFLOP/s | % of cuBLAS | error vs float64 | registers | shared memory (B) | grid | defines |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---|---|\n",
+        "| shape | time (ms) | GFLOP/s | cuBLAS GFLOP/s | % of cuBLAS | error vs float64 | registers | shared memory (B) | grid |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---|\n",
     );
+    // Which compile-time variant each shape ran, listed under the table.
+    let mut variants: Vec<(String, Vec<String>)> = Vec::new();
     for shape in r.shapes() {
         let Some(x) = r.run(step, shape) else { continue };
         let grid: Vec<String> = x["grid"].as_array().into_iter().flatten().map(|v| v.to_string()).collect();
-        let defines: Vec<&str> = x["defines"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
         let _ = writeln!(
             s,
-            "| {} | {:.3} | {:.0} | {:.0} | {:.1}% | {:.1e} | {} | {} | {} | {} |",
+            "| {} | {:.3} | {:.0} | {:.0} | {:.1}% | {:.1e} | {} | {} | {} |",
             shape_name(shape),
             f(&x["time_ms"]),
             f(&x["gflops"]),
@@ -203,8 +204,17 @@ fn per_step(r: &Results, step: &str) -> String {
             x["registers"],
             f(&x["static_smem_bytes"]) + f(&x["dynamic_smem_bytes"]),
             grid.join("x"),
-            if defines.is_empty() { "-".to_string() } else { defines.join(" ") },
         );
+        let defines: Vec<&str> = x["defines"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        let key = if defines.is_empty() { "no defines".to_string() } else { format!("`{}`", defines.join(" ")) };
+        match variants.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, shapes)) => shapes.push(shape_name(shape)),
+            None => variants.push((key, vec![shape_name(shape)])),
+        }
+    }
+    s += "\nCompiled as:\n\n";
+    for (key, shapes) in variants {
+        let _ = writeln!(s, "- {key}: {}", shapes.join(", "));
     }
     s
 }
