@@ -301,6 +301,96 @@ fn roofline_chart(r: &Results) -> String {
     c.finish()
 }
 
+/// The README's results table: GFLOP/s (% of cuBLAS) per step at the large squares.
+fn readme_table(r: &Results) -> String {
+    let steps = r.steps();
+    let mut s = format!(
+        "`cargo xtask sweep` on one {} ({} SMs, driver CUDA {}, cuBLAS {} with TF32 off), {}, alpha 1,\n\
+         beta 0: GFLOP/s, with the percentage of cuBLAS measured in the same run. Generated from\n\
+         [`results/{}.json`](results/{}.json) by `cargo xtask book`.\n\n| shape |",
+        r.gpu("name").as_str().unwrap_or("?"),
+        r.gpu("sms"),
+        r.gpu("driver_cuda_version").as_str().unwrap_or("?"),
+        r.doc["cublas_version"],
+        r.doc["date"].as_str().unwrap_or("?"),
+        r.slug,
+        r.slug,
+    );
+    for st in &steps {
+        let _ = write!(s, " step{} |", number(st));
+    }
+    s += " cuBLAS |\n|---|";
+    s += &"---:|".repeat(steps.len() + 1);
+    s += "\n";
+    for n in [1024u64, 2048, 4096, 8192] {
+        let mut cublas = f64::NAN;
+        let mut row = format!("| {} |", shape_name((n, n, n)));
+        for st in &steps {
+            match r.run(st, (n, n, n)) {
+                Some(x) => {
+                    cublas = f(&x["cublas_gflops"]);
+                    let _ = write!(row, " {:.0} ({:.1}%) |", f(&x["gflops"]), f(&x["pct_of_cublas"]));
+                }
+                None => row += " - |",
+            }
+        }
+        if cublas.is_finite() {
+            let _ = writeln!(s, "{row} {cublas:.0} |");
+        }
+    }
+    s
+}
+
+/// One sentence for a step's README: its rate at 2048³-8192³ on this GPU.
+fn step_readme_line(r: &Results, step: &str) -> String {
+    let mut parts = Vec::new();
+    for n in [2048u64, 4096, 8192] {
+        if let Some(x) = r.run(step, (n, n, n)) {
+            parts.push(format!(
+                "{:.0} GFLOP/s at {} ({:.1}% of cuBLAS)",
+                f(&x["gflops"]),
+                shape_name((n, n, n)),
+                f(&x["pct_of_cublas"])
+            ));
+        }
+    }
+    format!(
+        "On one {} ({} sweep, `results/{}.json`): {}.\n",
+        r.gpu("name").as_str().unwrap_or("?"),
+        r.doc["date"].as_str().unwrap_or("?"),
+        r.slug,
+        parts.join(", ")
+    )
+}
+
+/// Replaces the text between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`.
+fn fill(text: &str, name: &str, content: &str) -> Option<String> {
+    let open = format!("<!-- generated:{name} -->\n");
+    let close = format!("<!-- /generated:{name} -->");
+    let start = text.find(&open)? + open.len();
+    let end = start + text[start..].find(&close)?;
+    Some(format!("{}{}{}", &text[..start], content, &text[end..]))
+}
+
+/// The READMEs with their generated regions refilled from the primary results file.
+pub fn readmes(root: &Path, all: &[Results]) -> Vec<(PathBuf, String)> {
+    let Some(r) = all.iter().find(|r| r.slug.contains("h100")).or(all.first()) else { return Vec::new() };
+    let mut out = Vec::new();
+    let readme = root.join("README.md");
+    if let Some(text) = std::fs::read_to_string(&readme).ok().and_then(|t| fill(&t, "results", &readme_table(r))) {
+        out.push((readme, text));
+    }
+    for step in r.steps() {
+        let path = root.join(step).join("README.md");
+        if let Some(text) =
+            std::fs::read_to_string(&path).ok().and_then(|t| fill(&t, "measured", &step_readme_line(r, step)))
+        {
+            out.push((path, text));
+        }
+    }
+    out
+}
+
 /// Kernel sources that changed after the results were recorded, and registry steps with no results.
 pub fn stale_hashes(all: &[Results]) -> Vec<String> {
     let mut problems = Vec::new();
@@ -379,16 +469,21 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let generated = root.join("book/src/generated");
     let files = generate(&all);
     let mut problems = stale_hashes(&all);
+    let readmes = readmes(&root, &all);
     if check {
-        for (rel, body) in &files {
-            let path = generated.join(rel);
+        let generated_files = files.iter().map(|(rel, body)| (generated.join(rel), body.clone()));
+        for (path, body) in generated_files.chain(readmes.iter().cloned()) {
             if std::fs::read_to_string(&path).ok().as_deref() != Some(body.as_str()) {
                 problems.push(format!("{} is stale: run `cargo xtask book`", path.display()));
             }
         }
         problems.extend(broken_includes(&root.join("book/src")));
         if problems.is_empty() {
-            println!("book: {} generated files up to date, includes resolve, kernel hashes match", files.len());
+            println!(
+                "book: {} generated files and {} READMEs up to date, includes resolve, kernel hashes match",
+                files.len(),
+                readmes.len()
+            );
             return Ok(());
         }
         return Err(problems.join("\n"));
@@ -398,7 +493,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         std::fs::create_dir_all(path.parent().unwrap_or(&generated)).map_err(|e| e.to_string())?;
         std::fs::write(&path, body).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    println!("book: wrote {} files under {}", files.len(), generated.display());
+    for (path, body) in &readmes {
+        std::fs::write(path, body).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    println!("book: wrote {} files under {} and refreshed {} READMEs", files.len(), generated.display(), readmes.len());
     for p in &problems {
         eprintln!("warning: {p}");
     }
