@@ -72,14 +72,18 @@ impl Prepared {
         let mut c = DeviceMatrix::from_host(&gpu, &self.inputs.c0)?;
         runner.run(&self.gemm, &self.a, &self.b, &mut c)?;
         sync(&gpu, &runner.kernel.name)?;
-        let got = c.download(&gpu)?;
+        Ok(self.check_result(&c.download(&gpu)?))
+    }
+
+    /// Checks a result C (M x N, row-major) computed from this problem's inputs.
+    pub fn check_result(&self, got: &[f32]) -> Verified {
         let (gemm, c0) = (&self.gemm, &self.inputs.c0);
-        Ok(Verified {
+        Verified {
             gemm: *gemm,
             seed: self.seed,
-            vs_cpu: compare("CPU f64", gemm, Tolerance::F32_VS_F64, &self.scales, c0, &got, &self.cpu),
-            vs_cublas: compare("cuBLAS", gemm, Tolerance::F32_VS_F32, &self.scales, c0, &got, &self.cublas),
-        })
+            vs_cpu: compare("CPU f64", gemm, Tolerance::F32_VS_F64, &self.scales, c0, got, &self.cpu),
+            vs_cublas: compare("cuBLAS", gemm, Tolerance::F32_VS_F32, &self.scales, c0, got, &self.cublas),
+        }
     }
 }
 

@@ -79,40 +79,58 @@ pub const fn ceil_div(a: usize, b: usize) -> usize {
     a.div_ceil(b)
 }
 
-/// A device matrix of f32, never zero bytes (the driver rejects empty allocations).
+/// A device matrix of f32, never zero bytes (the driver rejects empty allocations). A guarded
+/// matrix has `guard` extra elements before and after it, filled with [`GUARD_BITS`], so that a
+/// kernel writing outside its matrix is caught even without compute-sanitizer.
 pub struct DeviceMatrix {
     pub data: CudaSlice<f32>,
     pub len: usize,
+    pub guard: usize,
 }
+
+/// The bit pattern of the guard zones: a NaN no kernel computes by accident.
+pub const GUARD_BITS: u32 = 0x7fba_dbad;
 
 impl DeviceMatrix {
     pub fn from_host(gpu: &Gpu, host: &[f32]) -> Result<Self> {
-        let mut data = alloc(gpu, host.len())?;
-        if !host.is_empty() {
-            gpu.stream.memcpy_htod(host, &mut data.slice_mut(..host.len()))?;
-        }
-        Ok(DeviceMatrix { data, len: host.len() })
+        Self::guarded(gpu, host, 0)
     }
 
-    pub fn upload(&mut self, gpu: &Gpu, host: &[f32]) -> Result<()> {
-        assert_eq!(host.len(), self.len, "upload of a different size");
-        if !host.is_empty() {
-            gpu.stream.memcpy_htod(host, &mut self.data.slice_mut(..host.len()))?;
+    /// `host` on the GPU with `guard` sentinel elements on each side.
+    pub fn guarded(gpu: &Gpu, host: &[f32], guard: usize) -> Result<Self> {
+        let total = host.len() + 2 * guard;
+        let mut data = alloc(gpu, total)?;
+        if total > 0 {
+            let sentinel = f32::from_bits(GUARD_BITS);
+            let mut padded = vec![sentinel; total];
+            padded[guard..guard + host.len()].copy_from_slice(host);
+            gpu.stream.memcpy_htod(&padded, &mut data.slice_mut(..total))?;
         }
-        Ok(())
+        Ok(DeviceMatrix { data, len: host.len(), guard })
     }
 
     pub fn download(&self, gpu: &Gpu) -> Result<Vec<f32>> {
         let mut host = vec![0f32; self.len];
         if self.len > 0 {
-            gpu.stream.memcpy_dtoh(&self.data.slice(..self.len), &mut host)?;
+            gpu.stream.memcpy_dtoh(&self.data.slice(self.guard..self.guard + self.len), &mut host)?;
         }
         Ok(host)
     }
 
-    /// The raw device address, passed to kernels and cuBLAS.
+    /// How many guard elements before and after the matrix no longer hold the sentinel.
+    pub fn guard_damage(&self, gpu: &Gpu) -> Result<(usize, usize)> {
+        if self.guard == 0 {
+            return Ok((0, 0));
+        }
+        let mut all = vec![0f32; self.len + 2 * self.guard];
+        gpu.stream.memcpy_dtoh(&self.data.slice(..all.len()), &mut all)?;
+        let bad = |zone: &[f32]| zone.iter().filter(|v| v.to_bits() != GUARD_BITS).count();
+        Ok((bad(&all[..self.guard]), bad(&all[self.guard + self.len..])))
+    }
+
+    /// The raw device address of the first element, passed to kernels and cuBLAS.
     pub fn ptr(&self, gpu: &Gpu) -> u64 {
-        self.data.device_ptr(&gpu.stream).0
+        self.data.device_ptr(&gpu.stream).0 + 4 * self.guard as u64
     }
 }
 

@@ -9,17 +9,19 @@
 //!   shapes (needs a GPU), written to `results/<gpu>.json`.
 //! - `book [--check]`: the book's tables and charts from the recorded results; `--check` fails
 //!   on stale generated files, kernels changed since their results, and broken includes.
+//! - `handout STEP --out DIR`, `grade STEP FILE.cu [...]`: lab assignments (see `lab.rs`).
 
 mod book;
 mod bundle;
 mod cubin;
+mod lab;
 mod ptxas;
 mod svg;
 mod sweep;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask bundle [--out DIR] | ptxas [--arch sm_XY] | cubin STEP [--shape S] [--arch A] [--kernel F] --out FILE | sweep [--out FILE] [--steps LIST] [--shapes LIST] | book [--check]";
+const USAGE: &str = "usage: cargo xtask bundle [--out DIR] | ptxas [--arch sm_XY] | cubin STEP [--shape S] [--arch A] [--kernel F] --out FILE | sweep [--out FILE] [--steps LIST] [--shapes LIST] | book [--check] | handout STEP --out DIR [--keep-later-steps] | grade STEP FILE.cu [--hidden FILE] [--json OUT] [--timeout SECS] [--perf-shape S]";
 
 fn main() -> ExitCode {
     common::compile::disable_compute_cache();
@@ -30,6 +32,11 @@ fn main() -> ExitCode {
         Some("cubin") => cubin::run(&args[1..]),
         Some("sweep") => sweep::run(&args[1..]),
         Some("book") => book::run(&args[1..]),
+        Some("handout") => lab::handout(&args[1..]),
+        Some("grade") => lab::grade(&args[1..]),
+        // The grader's child processes: one case, or the timing, per process.
+        Some("grade-case") => lab::grade_case(&args[1..]),
+        Some("grade-perf") => lab::grade_perf(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
     match result {

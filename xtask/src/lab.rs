@@ -1,0 +1,438 @@
+//! Lab assignments on the ladder.
+//!
+//! - `handout STEP --out DIR [--keep-later-steps]`: a student copy of the workspace in which the
+//!   step's kernel (and, unless told otherwise, every later step's, since they contain its
+//!   solution) is a skeleton with TODOs that compiles and fails correctness.
+//! - `grade STEP FILE.cu [--hidden FILE] [--json OUT] [--timeout SECS] [--perf-shape S]`: compiles a
+//!   submission, checks it on the public shape suite and the instructor's hidden cases (fresh
+//!   seeds), each in a child process with a time limit and guard zones around every buffer, times
+//!   it against cuBLAS and the reference solution, and prints a score card.
+
+use common::compile::{KernelSource, compile};
+use common::device::Gpu;
+use common::measure::{Prepared, TimingPlan, sync, time_runs};
+use common::reference::Cublas;
+use common::step::{DeviceMatrix, Runner};
+use common::testing::cases;
+use common::{Gemm, Shape, Step, data};
+use serde_json::{Value, json};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Guard elements on each side of every device buffer a graded kernel gets.
+const GUARD: usize = 1024;
+
+/// Points for correctness and for speed; the card's total is out of their sum.
+const CORRECTNESS_POINTS: f64 = 70.0;
+const PERFORMANCE_POINTS: f64 = 30.0;
+
+// ---------------------------------------------------------------- handout
+
+/// The skeleton that replaces a kernel: its signature, then TODOs and an empty body. Anchors
+/// inside the original kernel stay, empty, so that the book still builds in the handout.
+pub fn skeleton(step: &Step, source: &str) -> Result<String, String> {
+    let (start_tag, end_tag) = ("// ANCHOR: kernel\n", "// ANCHOR_END: kernel");
+    let start = source.find(start_tag).ok_or(format!("{} has no `ANCHOR: kernel`", step.name))? + start_tag.len();
+    let end = start + source[start..].find(end_tag).ok_or(format!("{} has no `ANCHOR_END: kernel`", step.name))?;
+    let region = &source[start..end];
+    let body_start = region.find('{').ok_or(format!("{}: no kernel body", step.name))? + 1;
+    let signature = &region[..body_start];
+    let inner: Vec<&str> =
+        region.lines().filter_map(|l| l.trim().strip_prefix("// ANCHOR: ")).filter(|name| !name.is_empty()).collect();
+    let mut body = format!(
+        "\n    // TODO({}): {}.\n    // The book's chapter on this step explains the idea; its exercises are the assignment.\n    \
+         // Until you write it, this kernel writes nothing and every correctness check fails.\n",
+        step.name, step.idea
+    );
+    for name in inner {
+        body += &format!("    // ANCHOR: {name}\n    // (your code)\n    // ANCHOR_END: {name}\n");
+    }
+    Ok(format!("{}{signature}{body}}}\n{}", &source[..start], &source[end..]))
+}
+
+fn git_files(root: &Path) -> Result<Vec<PathBuf>, String> {
+    let out = Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(root)
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if !out.status.success() {
+        return Err("`git ls-files` failed: the handout is made from a git checkout".into());
+    }
+    Ok(out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| PathBuf::from(String::from_utf8_lossy(p).into_owned()))
+        .collect())
+}
+
+pub fn handout(args: &[String]) -> Result<(), String> {
+    let mut it = args.iter();
+    let step = it.next().and_then(|k| steps::find(k)).ok_or("handout needs a step (e.g. 05)")?;
+    let (mut out, mut keep_later) = (None, false);
+    while let Some(flag) = it.next() {
+        match flag.as_str() {
+            "--out" => out = it.next().map(PathBuf::from),
+            "--keep-later-steps" => keep_later = true,
+            _ => return Err(format!("unknown option {flag}")),
+        }
+    }
+    let out = out.ok_or("handout needs --out DIR")?;
+    if out.exists() {
+        return Err(format!("{} exists; choose a new folder", out.display()));
+    }
+    let root = crate::bundle::root();
+    let index = steps::ALL.iter().position(|s| s.name == step.name).unwrap_or(0);
+    let replaced: Vec<&Step> = steps::ALL.iter().skip(index).take(if keep_later { 1 } else { usize::MAX }).collect();
+    let mut copied = 0;
+    for rel in git_files(&root)? {
+        // The notes hold the solutions' experiments and measurements.
+        if rel.starts_with("notes") {
+            continue;
+        }
+        let dest = out.join(&rel);
+        std::fs::create_dir_all(dest.parent().unwrap_or(&out)).map_err(|e| e.to_string())?;
+        let kernel_of = replaced.iter().find(|s| rel == Path::new(s.name).join("src/kernel.cu"));
+        match kernel_of {
+            Some(s) => std::fs::write(&dest, skeleton(s, &s.kernel.code)?).map_err(|e| e.to_string())?,
+            None => {
+                std::fs::copy(root.join(&rel), &dest).map_err(|e| format!("{}: {e}", rel.display()))?;
+            }
+        }
+        copied += 1;
+    }
+    let names: Vec<&str> = replaced.iter().map(|s| s.name).collect();
+    let lab = format!(
+        "# Lab: {name}\n\nImplement `{name}/src/kernel.cu`: {idea}. The book's chapter on this step \
+         (`mdbook serve book`) explains the idea; its exercises are the assignment.\n\n\
+         Skeletons (they compile and fail every correctness check): {all}.\n\n\
+         - Test: `cargo test -p {name}` (on a machine with an NVIDIA GPU).\n\
+         - Time against cuBLAS: `cargo bench -p {name}`.\n\
+         - Try a file without touching the crate: `cargo run --release -p {name} -- --kernel mine.cu`.\n\n\
+         Submit `{name}/src/kernel.cu`; it is graded on the public shape suite, on hidden shapes, \
+         and on its speed against cuBLAS and the reference solution.\n",
+        name = step.name,
+        idea = step.idea,
+        all = names.join(", ")
+    );
+    std::fs::write(out.join("LAB.md"), lab).map_err(|e| e.to_string())?;
+    println!("handout for {}: {copied} files in {}, skeletons in {}", step.name, out.display(), names.join(", "));
+    Ok(())
+}
+
+// ---------------------------------------------------------------- grading: one case in a child
+
+/// One graded case, run in this (child) process: prints one JSON line.
+pub fn grade_case(args: &[String]) -> Result<(), String> {
+    let (step, file, gemm, seed) = parse_case(args)?;
+    let result = run_case(step, &file, &gemm, seed);
+    let line = match result {
+        Ok(v) => v,
+        Err(e) => json!({ "passed": false, "reason": e }),
+    };
+    println!("{line}");
+    Ok(())
+}
+
+fn parse_case(args: &[String]) -> Result<(&'static Step, PathBuf, Gemm, u64), String> {
+    let mut it = args.iter();
+    let step = it.next().and_then(|k| steps::find(k)).ok_or("grade-case needs a step")?;
+    let file = PathBuf::from(it.next().ok_or("grade-case needs a kernel file")?);
+    let (mut shape, mut alpha, mut beta, mut seed) = (Shape::cube(64), 1.0f32, 0.0f32, 1u64);
+    while let Some(flag) = it.next() {
+        let v = it.next().ok_or(format!("{flag} needs a value"))?;
+        let num = |s: &str| s.parse::<f64>().map_err(|_| format!("{flag}: not a number: {s}"));
+        match flag.as_str() {
+            "--shape" => shape = Shape::parse(v).map_err(|e| e.to_string())?,
+            "--alpha" => alpha = num(v)? as f32,
+            "--beta" => beta = num(v)? as f32,
+            "--seed" => seed = v.parse().map_err(|_| format!("bad seed {v}"))?,
+            _ => return Err(format!("unknown option {flag}")),
+        }
+    }
+    Ok((step, file, Gemm::new(shape, alpha, beta), seed))
+}
+
+fn run_case(step: &Step, file: &Path, gemm: &Gemm, seed: u64) -> Result<Value, String> {
+    let e = |e: common::Error| e.to_string();
+    let gpu = Gpu::shared().map_err(e)?;
+    let cublas = Cublas::new(&gpu).map_err(e)?;
+    let source = KernelSource::from_file(file).map_err(e)?;
+    let mut runner = Runner::new(&gpu, step, Some(source)).map_err(e)?;
+    let prepared = Prepared::new(&gpu, &cublas, gemm, seed).map_err(e)?;
+    // The submission gets guarded copies of A, B and C.
+    let a = DeviceMatrix::guarded(&gpu, &prepared.inputs.a, GUARD).map_err(e)?;
+    let b = DeviceMatrix::guarded(&gpu, &prepared.inputs.b, GUARD).map_err(e)?;
+    let mut c = DeviceMatrix::guarded(&gpu, &prepared.inputs.c0, GUARD).map_err(e)?;
+    runner.run(gemm, &a, &b, &mut c).map_err(e)?;
+    sync(&gpu, &runner.kernel.name).map_err(e)?;
+    let got = c.download(&gpu).map_err(e)?;
+    let check = prepared.check_result(&got);
+    let mut problems = Vec::new();
+    for (name, m) in [("A", &a), ("B", &b), ("C", &c)] {
+        let (before, after) = m.guard_damage(&gpu).map_err(e)?;
+        if before + after > 0 {
+            problems
+                .push(format!("wrote outside {name}: {before} guard elements before it and {after} after it changed"));
+        }
+    }
+    if a.download(&gpu).map_err(e)? != prepared.inputs.a || b.download(&gpu).map_err(e)? != prepared.inputs.b {
+        problems.push("modified its inputs A or B".to_string());
+    }
+    let passed = check.passed() && problems.is_empty();
+    let reason = if passed {
+        String::new()
+    } else if problems.is_empty() {
+        check.report(&runner.kernel.name)
+    } else {
+        problems.join("; ")
+    };
+    Ok(json!({
+        "passed": passed,
+        "reason": reason,
+        "rel_err_vs_cpu": check.vs_cpu.rel_frobenius,
+        "rel_err_vs_cublas": check.vs_cublas.rel_frobenius,
+    }))
+}
+
+/// Times the submission, the reference solution and cuBLAS at one shape (a child process).
+pub fn grade_perf(args: &[String]) -> Result<(), String> {
+    let (step, file, gemm, seed) = parse_case(args)?;
+    let e = |e: common::Error| e.to_string();
+    let gpu = Gpu::shared().map_err(e)?;
+    let cublas = Cublas::new(&gpu).map_err(e)?;
+    let prepared = Prepared::new(&gpu, &cublas, &gemm, seed).map_err(e)?;
+    let plan = TimingPlan::default();
+    let mut c = DeviceMatrix::from_host(&gpu, &prepared.inputs.c0).map_err(e)?;
+    let mut time = |kernel: Option<KernelSource>| -> Result<f64, String> {
+        let mut runner = Runner::new(&gpu, step, kernel).map_err(e)?;
+        Ok(time_runs(&gpu, plan, || runner.run(&gemm, &prepared.a, &prepared.b, &mut c)).map_err(e)?.median_ms)
+    };
+    let submission = time(Some(KernelSource::from_file(&file).map_err(e)?))?;
+    let reference = time(None)?;
+    let cublas_ms =
+        time_runs(&gpu, plan, || cublas.sgemm(&gpu, &gemm, &prepared.a, &prepared.b, &mut c)).map_err(e)?.median_ms;
+    println!("{}", json!({ "submission_ms": submission, "reference_ms": reference, "cublas_ms": cublas_ms }));
+    Ok(())
+}
+
+// ---------------------------------------------------------------- grading: the parent
+
+/// Hidden cases: one `M N K alpha beta` per line; `#` starts a comment.
+pub fn parse_hidden(text: &str) -> Result<Vec<Gemm>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let bad = || format!("hidden cases, line {}: expected `M N K alpha beta`, got {line:?}", i + 1);
+        if f.len() != 5 {
+            return Err(bad());
+        }
+        let dim = |s: &str| s.parse::<usize>().map_err(|_| bad());
+        let num = |s: &str| s.parse::<f32>().map_err(|_| bad());
+        let shape = Shape::new(dim(f[0])?, dim(f[1])?, dim(f[2])?);
+        shape.check_32bit().map_err(|e| e.to_string())?;
+        out.push(Gemm::new(shape, num(f[3])?, num(f[4])?));
+    }
+    Ok(out)
+}
+
+/// Runs this program again as `subcommand` with a time limit; returns its JSON line or why not.
+fn child(subcommand: &str, args: &[String], timeout: Duration) -> Result<Value, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut proc = Command::new(exe)
+        .arg(subcommand)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start the grading process: {e}"))?;
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = proc.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        if started.elapsed() > timeout {
+            let _ = proc.kill();
+            let _ = proc.wait();
+            return Err(format!("timed out after {} s (an endless loop, or far too slow)", timeout.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (mut out, mut err) = (String::new(), String::new());
+    proc.stdout.take().map(|mut s| s.read_to_string(&mut out));
+    proc.stderr.take().map(|mut s| s.read_to_string(&mut err));
+    let last = out.lines().rev().find_map(|l| serde_json::from_str::<Value>(l).ok());
+    match (status.success(), last) {
+        (true, Some(v)) => Ok(v),
+        _ => {
+            let why = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no output");
+            Err(format!("crashed ({status}): {why}"))
+        }
+    }
+}
+
+pub fn grade(args: &[String]) -> Result<(), String> {
+    let mut it = args.iter();
+    let step = it.next().and_then(|k| steps::find(k)).ok_or("grade needs a step (e.g. 05)")?;
+    let file = PathBuf::from(it.next().ok_or("grade needs the submitted .cu file")?);
+    let (mut hidden, mut json_out, mut timeout, mut perf_shape) = (Vec::new(), None, 30u64, Shape::cube(4096));
+    while let Some(flag) = it.next() {
+        let v = it.next().ok_or(format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--hidden" => hidden = parse_hidden(&std::fs::read_to_string(v).map_err(|e| format!("{v}: {e}"))?)?,
+            "--json" => json_out = Some(PathBuf::from(v)),
+            "--timeout" => timeout = v.parse().map_err(|_| format!("bad timeout {v}"))?,
+            "--perf-shape" => perf_shape = Shape::parse(v).map_err(|e| e.to_string())?,
+            _ => return Err(format!("unknown option {flag}")),
+        }
+    }
+    let source = KernelSource::from_file(&file).map_err(|e| e.to_string())?;
+    let gpu = Gpu::shared().map_err(|e| e.to_string())?;
+    let mut tests = Vec::new();
+    // Compile every variant the step's launch picks for the graded shapes: errors name the
+    // student's file and line.
+    let all: Vec<(String, Gemm)> = cases()
+        .into_iter()
+        .map(|g| ("public".to_string(), g))
+        .chain(hidden.iter().map(|g| ("hidden".to_string(), *g)))
+        .collect();
+    let mut compile_error = None;
+    for (_, g) in &all {
+        if let Err(e) = compile(&source, &(step.launch)(&g.shape).defines, &gpu.arch()) {
+            compile_error = Some(e.to_string());
+            break;
+        }
+    }
+    let timeout = Duration::from_secs(timeout);
+    let mut passed = 0;
+    // After a time-out the kernel is assumed to hang everywhere: the remaining cases are not run.
+    let mut hung = false;
+    if let Some(e) = &compile_error {
+        tests.push(json!({ "name": "compile", "score": 0.0, "max_score": CORRECTNESS_POINTS + PERFORMANCE_POINTS, "output": e }));
+    } else {
+        for (set, g) in &all {
+            let seed = data::fresh_seed();
+            let case_args = vec![
+                step.name.to_string(),
+                file.display().to_string(),
+                "--shape".into(),
+                g.shape.to_string(),
+                "--alpha".into(),
+                g.alpha.to_string(),
+                "--beta".into(),
+                g.beta.to_string(),
+                "--seed".into(),
+                seed.to_string(),
+            ];
+            let (ok, output) = if hung {
+                (false, "not run: an earlier case timed out".to_string())
+            } else {
+                match child("grade-case", &case_args, timeout) {
+                    Ok(v) if v["passed"] == true => {
+                        (true, format!("ok (error {:.1e})", v["rel_err_vs_cpu"].as_f64().unwrap_or(0.0)))
+                    }
+                    Ok(v) => (false, v["reason"].as_str().unwrap_or("wrong result").to_string()),
+                    Err(why) => {
+                        hung = why.starts_with("timed out");
+                        (false, why)
+                    }
+                }
+            };
+            passed += usize::from(ok);
+            let name =
+                if *set == "public" { format!("{} {g}", set) } else { format!("hidden case {}", tests.len() + 1) };
+            let shown = if *set == "public" {
+                output.clone()
+            } else if ok {
+                "ok".into()
+            } else {
+                "failed".into()
+            };
+            println!("{} {name}: {shown}", if ok { "pass" } else { "FAIL" });
+            tests.push(json!({ "name": name, "score": if ok { 1.0 } else { 0.0 }, "max_score": 1.0, "output": shown, "seed": seed }));
+        }
+    }
+    let total_cases = all.len().max(1);
+    let correctness =
+        if compile_error.is_some() { 0.0 } else { CORRECTNESS_POINTS * passed as f64 / total_cases as f64 };
+    // Speed counts only for a fully correct kernel: a fast wrong answer is worth nothing.
+    let mut performance = 0.0;
+    let mut perf = Value::Null;
+    if compile_error.is_none() && passed == all.len() {
+        let perf_args =
+            vec![step.name.to_string(), file.display().to_string(), "--shape".into(), perf_shape.to_string()];
+        match child("grade-perf", &perf_args, timeout * 4) {
+            Ok(v) => {
+                let (sub, reference, cublas) = (
+                    v["submission_ms"].as_f64().unwrap_or(f64::INFINITY),
+                    v["reference_ms"].as_f64().unwrap_or(1.0),
+                    v["cublas_ms"].as_f64().unwrap_or(1.0),
+                );
+                performance = PERFORMANCE_POINTS * (reference / sub).min(1.0);
+                println!(
+                    "speed at {perf_shape}: {sub:.3} ms; reference solution {reference:.3} ms ({:.0}% of it); cuBLAS {cublas:.3} ms ({:.1}% of it)",
+                    100.0 * reference / sub,
+                    100.0 * cublas / sub
+                );
+                perf = v;
+            }
+            Err(why) => println!("speed: {why}"),
+        }
+    }
+    let score = correctness + performance;
+    println!(
+        "\nscore card, {} ({}):\n  correctness {passed}/{} cases: {correctness:.1} / {CORRECTNESS_POINTS}\n  speed vs the reference solution: {performance:.1} / {PERFORMANCE_POINTS}\n  total: {score:.1} / {}",
+        step.name,
+        file.display(),
+        all.len(),
+        CORRECTNESS_POINTS + PERFORMANCE_POINTS
+    );
+    if let Some(path) = json_out {
+        // Gradescope's results.json format.
+        let report = json!({
+            "score": score,
+            "max_score": CORRECTNESS_POINTS + PERFORMANCE_POINTS,
+            "output": format!("{} correctness {passed}/{} cases, speed {performance:.1}/{PERFORMANCE_POINTS}", step.name, all.len()),
+            "tests": tests,
+            "performance": perf,
+        });
+        std::fs::write(&path, serde_json::to_string_pretty(&report).map_err(|e| e.to_string())? + "\n")
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hidden_cases_parse_and_reject() {
+        let g = parse_hidden("# shapes\n33 31 7  1.5 0\n\n1 1 1 -1 2 # tiny\n").unwrap();
+        assert_eq!(g, vec![Gemm::new(Shape::new(33, 31, 7), 1.5, 0.0), Gemm::new(Shape::cube(1), -1.0, 2.0)]);
+        assert!(parse_hidden("1 2 3").unwrap_err().contains("line 1"));
+        assert!(parse_hidden("100000 100000 1 1 0").is_err());
+    }
+
+    #[test]
+    fn skeletons_keep_signature_and_anchors() {
+        for step in steps::ALL {
+            let s = skeleton(step, &step.kernel.code).unwrap();
+            assert!(s.contains("void sgemm(") || s.contains("sgemm(int M"), "{}", step.name);
+            assert!(s.contains("TODO("), "{}", step.name);
+            assert!(!s.contains("store_c(C, cRow") && !s.contains("acc[i][j] +="), "{} keeps its solution", step.name);
+            for line in step.kernel.code.lines() {
+                if let Some(name) = line.trim().strip_prefix("// ANCHOR: ") {
+                    assert!(s.contains(&format!("// ANCHOR: {name}")), "{} lost anchor {name}", step.name);
+                }
+            }
+        }
+    }
+}
