@@ -42,8 +42,13 @@ pub fn skeleton(step: &Step, source: &str) -> Result<String, String> {
     let inner: Vec<&str> =
         region.lines().filter_map(|l| l.trim().strip_prefix("// ANCHOR: ")).filter(|name| !name.is_empty()).collect();
     let mut body = format!(
-        "\n    // TODO({}): {}.\n    // The book's chapter on this step explains the idea; its exercises are the assignment.\n    \
-         // Until you write it, this kernel writes nothing and every correctness check fails.\n",
+        "\n    // TODO({}): {}.\n    // The book's chapter on this step explains the idea; its exercises are the assignment.\n\
+         \n    // Placeholder, to delete: every element of C becomes NaN, so every correctness check fails.\n    \
+         const long long threads = (long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;\n    \
+         const long long block = blockIdx.x + (long long)gridDim.x * (blockIdx.y + (long long)gridDim.y * blockIdx.z);\n    \
+         const long long thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n    \
+         for (long long i = block * blockDim.x * blockDim.y * blockDim.z + thread; i < (long long)M * N; i += threads) {{\n        \
+         C[i] = __int_as_float(0x7fc00000);\n    }}\n",
         step.name, step.idea
     );
     for name in inner {
@@ -311,7 +316,7 @@ pub fn grade(args: &[String]) -> Result<(), String> {
         }
     }
     let timeout = Duration::from_secs(timeout);
-    let mut passed = 0;
+    let (mut passed, mut scored_cases) = (0, 0);
     // After a time-out the kernel is assumed to hang everywhere: the remaining cases are not run.
     let mut hung = false;
     if let Some(e) = &compile_error {
@@ -345,7 +350,11 @@ pub fn grade(args: &[String]) -> Result<(), String> {
                     }
                 }
             };
-            passed += usize::from(ok);
+            // An empty C launches nothing: such cases check the harness, not the kernel, so they
+            // are reported but carry no points.
+            let scored = !g.shape.is_empty();
+            scored_cases += usize::from(scored);
+            passed += usize::from(ok && scored);
             let name =
                 if *set == "public" { format!("{} {g}", set) } else { format!("hidden case {}", tests.len() + 1) };
             let shown = if *set == "public" {
@@ -356,16 +365,16 @@ pub fn grade(args: &[String]) -> Result<(), String> {
                 "failed".into()
             };
             println!("{} {name}: {shown}", if ok { "pass" } else { "FAIL" });
-            tests.push(json!({ "name": name, "score": if ok { 1.0 } else { 0.0 }, "max_score": 1.0, "output": shown, "seed": seed }));
+            let max = if scored { 1.0 } else { 0.0 };
+            tests.push(json!({ "name": name, "score": if ok { max } else { 0.0 }, "max_score": max, "output": shown, "seed": seed }));
         }
     }
-    let total_cases = all.len().max(1);
     let correctness =
-        if compile_error.is_some() { 0.0 } else { CORRECTNESS_POINTS * passed as f64 / total_cases as f64 };
+        if compile_error.is_some() { 0.0 } else { CORRECTNESS_POINTS * passed as f64 / scored_cases.max(1) as f64 };
     // Speed counts only for a fully correct kernel: a fast wrong answer is worth nothing.
     let mut performance = 0.0;
     let mut perf = Value::Null;
-    if compile_error.is_none() && passed == all.len() {
+    if compile_error.is_none() && passed == scored_cases {
         let perf_args =
             vec![step.name.to_string(), file.display().to_string(), "--shape".into(), perf_shape.to_string()];
         match child("grade-perf", &perf_args, timeout * 4) {
@@ -388,10 +397,10 @@ pub fn grade(args: &[String]) -> Result<(), String> {
     }
     let score = correctness + performance;
     println!(
-        "\nscore card, {} ({}):\n  correctness {passed}/{} cases: {correctness:.1} / {CORRECTNESS_POINTS}\n  speed vs the reference solution: {performance:.1} / {PERFORMANCE_POINTS}\n  total: {score:.1} / {}",
+        "\nscore card, {} ({}):\n  correctness {passed}/{} scored cases: {correctness:.1} / {CORRECTNESS_POINTS}\n  speed vs the reference solution: {performance:.1} / {PERFORMANCE_POINTS}\n  total: {score:.1} / {}",
         step.name,
         file.display(),
-        all.len(),
+        scored_cases,
         CORRECTNESS_POINTS + PERFORMANCE_POINTS
     );
     if let Some(path) = json_out {
@@ -399,7 +408,7 @@ pub fn grade(args: &[String]) -> Result<(), String> {
         let report = json!({
             "score": score,
             "max_score": CORRECTNESS_POINTS + PERFORMANCE_POINTS,
-            "output": format!("{} correctness {passed}/{} cases, speed {performance:.1}/{PERFORMANCE_POINTS}", step.name, all.len()),
+            "output": format!("{} correctness {passed}/{scored_cases} scored cases, speed {performance:.1}/{PERFORMANCE_POINTS}", step.name),
             "tests": tests,
             "performance": perf,
         });
