@@ -1,43 +1,20 @@
 //! Step 6: step 5 with two shared-memory buffers: the next K-tile loads while the current
 //! one computes, one barrier per K-tile.
 
-use common::{Launch, Shape, Step, ceil_div, kernel_source};
+use common::{Launch, Shape, Step, kernel_source};
+use step05_threadtile_float4::Tiles;
 
-/// Block and thread tile sizes, passed to the kernel as compile-time defines.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tiles {
-    pub bm: usize,
-    pub bn: usize,
-    pub bk: usize,
-    pub tm: usize,
-    pub tn: usize,
-}
-
-/// 128x128 block tiles, 16 deep in K, 8x8 per thread: 256 threads.
-pub const TILES: Tiles = Tiles { bm: 128, bn: 128, bk: 16, tm: 8, tn: 8 };
+/// Step 5's 128x128 block tiles and 8x8 thread tiles, 16 deep in K instead of 8: half the
+/// barriers per FMA, and each thread moves two float4s of A and two of B per K-tile.
+pub const TILES: Tiles = Tiles { bk: 16, ..step05_threadtile_float4::TILES };
 
 // ANCHOR: launch
-/// One block per BM x BN tile of C, (BM/TM)*(BN/TN) threads. The float4 path (VEC) needs
-/// every row of A, B and C to start 16-byte aligned: K and N multiples of 4. When the tiles
-/// also divide M, N and K, nothing can fall outside the matrices: EDGE = 0 drops the checks.
-pub fn launch_with(s: &Shape, t: Tiles) -> Launch {
-    let threads = (t.bm / t.tm) * (t.bn / t.tn);
-    let vec = s.k % 4 == 0 && s.n % 4 == 0;
-    let edge = !(vec && s.m % t.bm == 0 && s.n % t.bn == 0 && s.k % t.bk == 0);
-    Launch::new((ceil_div(s.n, t.bn), ceil_div(s.m, t.bm), 1), (threads as u32, 1, 1))
-        .define("BM", t.bm as i64)
-        .define("BN", t.bn as i64)
-        .define("BK", t.bk as i64)
-        .define("TM", t.tm as i64)
-        .define("TN", t.tn as i64)
-        .define("VEC", vec as i64)
-        .define("EDGE", edge as i64)
+/// Step 5's launch geometry (one block per BM x BN tile of C; VEC and EDGE picked the same
+/// way) with these tiles.
+pub fn launch(s: &Shape) -> Launch {
+    step05_threadtile_float4::launch_with(s, TILES)
 }
 // ANCHOR_END: launch
-
-pub fn launch(s: &Shape) -> Launch {
-    launch_with(s, TILES)
-}
 
 pub const STEP: Step = Step {
     name: "step06-double-buffer",
