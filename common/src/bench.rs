@@ -3,7 +3,7 @@
 //! a summary table (GFLOP/s and % of cuBLAS per shape) closes the run.
 
 use crate::device::Gpu;
-use crate::measure::{Timing, sync, verify};
+use crate::measure::{Prepared, Timing, sync};
 use crate::reference::Cublas;
 use crate::step::{DeviceMatrix, Runner, Step};
 use crate::{Gemm, Result, Shape, data};
@@ -84,18 +84,17 @@ fn bench_shapes(c: &mut Criterion, step: &Step) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     for shape in shapes()? {
         let gemm = Gemm::new(shape, 1.0, 0.0);
-        // Never time a wrong kernel: verify on fresh inputs first.
-        let verified = verify(&mut runner, &cublas, &gemm, data::fresh_seed())?;
+        // Never time a wrong kernel: verify on fresh inputs first, then time on the same ones.
+        let prepared = Prepared::new(&gpu, &cublas, &gemm, data::fresh_seed())?;
+        let verified = prepared.check(&mut runner)?;
         if !verified.passed() {
             return Err(crate::Error::BadInput(format!(
                 "refusing to bench a wrong result: {}",
                 verified.report(step.name)
             )));
         }
-        let seed = data::fresh_seed();
-        let a = DeviceMatrix::from_host(&gpu, &data::random_matrix(shape.m, shape.k, seed))?;
-        let b = DeviceMatrix::from_host(&gpu, &data::random_matrix(shape.k, shape.n, seed ^ 1))?;
-        let mut out = DeviceMatrix::from_host(&gpu, &data::random_matrix(shape.m, shape.n, seed ^ 2))?;
+        let (a, b) = (&prepared.a, &prepared.b);
+        let mut out = DeviceMatrix::from_host(&gpu, &prepared.inputs.c0)?;
 
         let mut group = c.benchmark_group(shape.to_string());
         group.throughput(Throughput::Elements(shape.flops() as u64));
@@ -107,13 +106,13 @@ fn bench_shapes(c: &mut Criterion, step: &Step) -> Result<Vec<Row>> {
         let mut failure = None;
         group.bench_function(step.name, |bch| {
             bch.iter_custom(|iters| {
-                let t = event_time(&gpu, iters, || runner.run(&gemm, &a, &b, &mut out));
+                let t = event_time(&gpu, iters, || runner.run(&gemm, a, b, &mut out));
                 record(t, iters, &kernel_ms, &mut failure)
             })
         });
         group.bench_function("cuBLAS", |bch| {
             bch.iter_custom(|iters| {
-                let t = event_time(&gpu, iters, || cublas.sgemm(&gpu, &gemm, &a, &b, &mut out));
+                let t = event_time(&gpu, iters, || cublas.sgemm(&gpu, &gemm, a, b, &mut out));
                 record(t, iters, &cublas_ms, &mut failure)
             })
         });

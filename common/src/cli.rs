@@ -4,7 +4,7 @@
 
 use crate::compile::{KernelSource, nvrtc_version};
 use crate::device::Gpu;
-use crate::measure::{TimingPlan, compare_with_cublas, verify};
+use crate::measure::{Prepared, TimingPlan, compare_prepared};
 use crate::reference::{CUBLAS_MATH, Cublas};
 use crate::roofline::Floors;
 use crate::step::{Runner, Step};
@@ -122,7 +122,8 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
         );
     }
     let seed = opts.seed.unwrap_or_else(data::fresh_seed);
-    let verified = verify(&mut runner, &cublas, &gemm, seed)?;
+    let prepared = Prepared::new(&gpu, &cublas, &gemm, seed)?;
+    let verified = prepared.check(&mut runner)?;
     println!("{}", verified.report(&runner.kernel.name));
     if !verified.passed() {
         println!(
@@ -138,7 +139,7 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
         println!("nothing to time: the product has no FLOPs");
         return Ok(true);
     }
-    let cmp = compare_with_cublas(&mut runner, &cublas, &gemm, seed, TimingPlan::default())?;
+    let cmp = compare_prepared(&mut runner, &cublas, &prepared, TimingPlan::default())?;
     let floors = Floors::for_gpu(&gemm, &gpu);
     println!(
         "roofline: {} FLOPs, {:.1} MB minimal traffic: compute floor {:.3} ms, memory floor {:.3} ms ({}-bound at the datasheet rates)",

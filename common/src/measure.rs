@@ -187,24 +187,6 @@ pub fn compare_prepared(runner: &mut Runner, cublas: &Cublas, p: &Prepared, plan
     Ok(Comparison { gemm: p.gemm, kernel, cublas: cublas_t })
 }
 
-/// Times the kernel and cuBLAS on one set of random inputs (C random, so beta may be anything).
-pub fn compare_with_cublas(
-    runner: &mut Runner,
-    cublas: &Cublas,
-    gemm: &Gemm,
-    seed: u64,
-    plan: TimingPlan,
-) -> Result<Comparison> {
-    let gpu = runner.gpu.clone();
-    let s = gemm.shape;
-    let a = DeviceMatrix::from_host(&gpu, &crate::data::random_matrix(s.m, s.k, seed))?;
-    let b = DeviceMatrix::from_host(&gpu, &crate::data::random_matrix(s.k, s.n, seed ^ 1))?;
-    let mut c = DeviceMatrix::from_host(&gpu, &crate::data::random_matrix(s.m, s.n, seed ^ 2))?;
-    let kernel = time_runs(&gpu, plan, || runner.run(gemm, &a, &b, &mut c))?;
-    let cublas_t = time_runs(&gpu, plan, || cublas.sgemm(&gpu, gemm, &a, &b, &mut c))?;
-    Ok(Comparison { gemm: *gemm, kernel, cublas: cublas_t })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
