@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # One verification and timing pass on a GPU machine, from a bundle built by `cargo xtask bundle`.
 #   scripts/gpu-pass.sh BUNDLE OUT [part ...]
-# Parts: info tests time bench ncu sanitize experiments (default: all). BENCHES (a glob),
+# Parts: info tests time bench ncu sanitize experiments tune (default: all). Steps with
+# several precisions (step 7) are timed, profiled and sanitized in each. BENCHES (a glob),
 # NCU_STEPS, SANITIZE_STEPS and TIME_STEPS (regexes) narrow those parts to some steps;
 # TIME_SHAPES lists the shapes of the time part (default 4096); EXPERIMENTS lists the
 # experiment kernels to time (default: all of notes/experiments). Every program's
 # output goes to OUT/logs/; a short summary is printed last and kept in OUT/summary.md.
 set -u
 bundle=$(cd "$1" && pwd); out=$2; shift 2
-parts=${*:-info tests time bench ncu sanitize experiments}
+parts=${*:-info tests time bench ncu sanitize experiments tune}
 mkdir -p "$out/logs"; out=$(cd "$out" && pwd); logs=$out/logs
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$CUDA_HOME/lib64
@@ -21,6 +22,9 @@ bin=$bundle/bin
 steps=$(ls "$bin" | sort)
 small="--m 67 --n 45 --k 33"      # edge path everywhere
 small_vec="--m 68 --n 44 --k 36"  # float4 path with edge tiles
+# The --precision flags a step binary takes ("" for the FP32 steps).
+precisions() { case $1 in step07*) echo "fp16 tf32 fp64" ;; *) echo "-" ;; esac; }
+pflag() { [ "$1" = - ] || echo "--precision $1"; }
 
 if has info; then
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee "$logs/nvidia-smi.txt"
@@ -43,10 +47,12 @@ if has time; then
   say "## one verified and timed run per step and shape (the step binary, alpha 1, beta 0)"
   for shape in ${TIME_SHAPES:-4096}; do
     for s in $(echo "$steps" | grep -E "${TIME_STEPS:-.}"); do
-      start=$(date +%s%N)
-      "$bin/$s" --shape "$shape" > "$logs/time-$s-$shape.log" 2>&1; rc=$?
-      secs=$(( ($(date +%s%N) - start) / 1000000 ))e-3
-      say "$(grep -E '^\| step' "$logs/time-$s-$shape.log" || echo "| $s | $shape | exit $rc |") (${secs}s wall)"
+      for p in $(precisions "$s"); do
+        start=$(date +%s%N)
+        "$bin/$s" --shape "$shape" $(pflag "$p") > "$logs/time-$s-$p-$shape.log" 2>&1; rc=$?
+        secs=$(( ($(date +%s%N) - start) / 1000000 ))e-3
+        say "$(grep -E '^\| step' "$logs/time-$s-$p-$shape.log" || echo "| $s $p | $shape | exit $rc |") (${secs}s wall)"
+      done
     done
   done
 fi
@@ -72,7 +78,9 @@ if has ncu; then
     ncu --clock-control none --kernel-name sgemm --launch-count 1 --metrics "$metrics" --csv "$@" --m 4096 --n 4096 --k 4096 --verify-only > "$logs/ncu-$label.csv" 2>&1
     say "- $label: $(grep -E '"(l1tex|dram|lts|gpu__|sm__)' "$logs/ncu-$label.csv" | awk -F'","' '{gsub(/"/,"",$NF); printf "%s=%s ", $(NF-2), $NF}')"
   }
-  for s in $(echo "$steps" | grep -E "${NCU_STEPS:-.}"); do run_ncu "$s" "$bin/$s"; done
+  for s in $(echo "$steps" | grep -E "${NCU_STEPS:-.}"); do
+    for p in $(precisions "$s"); do run_ncu "$s-$p" "$bin/$s" $(pflag "$p"); done
+  done
 fi
 
 if has experiments; then
@@ -91,13 +99,22 @@ fi
 if has sanitize; then
   say "## compute-sanitizer"
   for s in $(echo "$steps" | grep -E "${SANITIZE_STEPS:-.}"); do
-    for tool in memcheck racecheck synccheck; do
-      for shape in "$small" "$small_vec"; do
-        compute-sanitizer --tool $tool --error-exitcode 99 "$bin/$s" $shape --verify-only > "$logs/san-$s-$tool-${shape// /_}.log" 2>&1; rc=$?
-        say "- $s $tool ($shape): exit $rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/san-$s-$tool-${shape// /_}.log" | tr '\n' ' ')"
+    for p in $(precisions "$s"); do
+      for tool in memcheck racecheck synccheck; do
+        for shape in "$small" "$small_vec"; do
+          log="$logs/san-$s-$p-$tool-${shape// /_}.log"
+          compute-sanitizer --tool $tool --error-exitcode 99 "$bin/$s" $shape $(pflag "$p") --verify-only > "$log" 2>&1; rc=$?
+          say "- $s $p $tool ($shape): exit $rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tr '\n' ' ')"
+        done
       done
     done
   done
+fi
+
+if has tune; then
+  say "## step 7 tile candidates (examples/tune) at ${TUNE_SHAPE:-4096}"
+  "$bundle/examples/tune" "${TUNE_SHAPE:-4096}" > "$logs/tune.log" 2>&1
+  say "$(grep -E '^\|' "$logs/tune.log")"
 fi
 
 tar -C "$out" -czf "$out/logs.tar.gz" logs criterion 2>/dev/null

@@ -4,6 +4,7 @@
 
 use crate::device::Gpu;
 use crate::measure::{Prepared, Timing, sync};
+use crate::precision::Precision;
 use crate::reference::Cublas;
 use crate::step::{DeviceMatrix, Runner, Step};
 use crate::{Gemm, Result, Shape, data};
@@ -50,29 +51,52 @@ fn event_time(gpu: &Gpu, iters: u64, mut launch: impl FnMut() -> Result<()>) -> 
 /// One row of the closing summary.
 pub struct Row {
     pub gemm: Gemm,
+    pub precision: Precision,
     pub kernel: Timing,
+    /// cuBLAS in the kernel's precision.
     pub cublas: Timing,
+    /// Tensor-core precisions: cuBLAS SGEMM (FP32, TF32 off) on the same shape, the
+    /// baseline every earlier step is measured against.
+    pub sgemm: Option<Timing>,
 }
 
 /// Benches `step` at every shape (alpha 1, beta 0), each verified first.
 pub fn run(c: &mut Criterion, step: &Step) {
-    crate::compile::disable_compute_cache();
-    let rows = or_exit(bench_shapes(c, step));
-    println!("\n{} on {}", step.name, or_exit(Gpu::shared()).describe());
-    println!("{}", summary(step.name, &rows));
+    run_variants(c, std::slice::from_ref(step));
 }
 
-/// The summary table: per shape, the step's and cuBLAS's GFLOP/s and the ratio.
+/// Benches each precision variant of one step (step 7) at every shape.
+pub fn run_variants(c: &mut Criterion, variants: &[Step]) {
+    crate::compile::disable_compute_cache();
+    let mut rows = Vec::new();
+    for step in variants {
+        rows.extend(or_exit(bench_shapes(c, step)));
+    }
+    let name = variants.first().map_or("", |s| s.name);
+    println!("\n{name} on {}", or_exit(Gpu::shared()).describe());
+    println!("{}", summary(name, &rows));
+}
+
+/// The summary table: per shape, the step's and cuBLAS's GFLOP/s and the ratio; for the
+/// tensor-core precisions also the speed-up over cuBLAS SGEMM.
 pub fn summary(name: &str, rows: &[Row]) -> String {
-    let mut out = format!("| shape | {name} GFLOP/s | cuBLAS GFLOP/s | % of cuBLAS |\n|---|---:|---:|---:|\n");
+    let multi = rows.iter().any(|r| r.precision != Precision::F32);
+    let mut out = if multi {
+        format!(
+            "| shape | precision | {name} GFLOP/s | cuBLAS GFLOP/s (same precision) | % of cuBLAS | x cuBLAS SGEMM |\n|---|---|---:|---:|---:|---:|\n"
+        )
+    } else {
+        format!("| shape | {name} GFLOP/s | cuBLAS GFLOP/s | % of cuBLAS |\n|---|---:|---:|---:|\n")
+    };
     for r in rows {
-        out += &format!(
-            "| {} | {:.0} | {:.0} | {:.1}% |\n",
-            r.gemm.shape,
-            r.kernel.gflops(&r.gemm),
-            r.cublas.gflops(&r.gemm),
-            100.0 * r.cublas.median_ms / r.kernel.median_ms
-        );
+        let pct = 100.0 * r.cublas.median_ms / r.kernel.median_ms;
+        let (k, cb) = (r.kernel.gflops(&r.gemm), r.cublas.gflops(&r.gemm));
+        if multi {
+            let x = r.sgemm.map_or("-".to_string(), |s| format!("{:.2}x", s.median_ms / r.kernel.median_ms));
+            out += &format!("| {} | {} | {k:.0} | {cb:.0} | {pct:.1}% | {x} |\n", r.gemm.shape, r.precision);
+        } else {
+            out += &format!("| {} | {k:.0} | {cb:.0} | {pct:.1}% |\n", r.gemm.shape);
+        }
     }
     out
 }
@@ -81,11 +105,12 @@ fn bench_shapes(c: &mut Criterion, step: &Step) -> Result<Vec<Row>> {
     let gpu = Gpu::shared()?;
     let cublas = Cublas::new(&gpu)?;
     let mut runner = Runner::new(&gpu, step, None)?;
+    let p = step.precision;
     let mut rows = Vec::new();
     for shape in shapes()? {
         let gemm = Gemm::new(shape, 1.0, 0.0);
         // Never time a wrong kernel: verify on fresh inputs first, then time on the same ones.
-        let prepared = Prepared::new(&gpu, &cublas, &gemm, data::fresh_seed())?;
+        let prepared = Prepared::new(&gpu, &cublas, &gemm, p, data::fresh_seed())?;
         let verified = prepared.check(&mut runner)?;
         if !verified.passed() {
             return Err(crate::Error::BadInput(format!(
@@ -94,28 +119,48 @@ fn bench_shapes(c: &mut Criterion, step: &Step) -> Result<Vec<Row>> {
             )));
         }
         let (a, b) = (&prepared.a, &prepared.b);
-        let mut out = DeviceMatrix::from_host(&gpu, &prepared.inputs.c0)?;
+        let (ca, cb) = prepared.cublas_inputs();
+        let mut out = prepared.fresh_c(&gpu, 0)?;
+        // The FP32 baseline for the tensor-core precisions: the same inputs as FP32.
+        let mut fp32 = if p == Precision::F32 {
+            None
+        } else {
+            let i = &prepared.inputs;
+            let m = |x: &[f32]| DeviceMatrix::from_host(&gpu, x);
+            Some((m(&i.a)?, m(&i.b)?, m(&i.c0)?))
+        };
 
-        let mut group = c.benchmark_group(shape.to_string());
+        let group_name = if p == Precision::F32 { shape.to_string() } else { format!("{p}/{shape}") };
+        let mut group = c.benchmark_group(group_name);
         group.throughput(Throughput::Elements(shape.flops() as u64));
         group.sampling_mode(SamplingMode::Flat).sample_size(10);
         group.warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
         // Per-launch times of every timed batch, for the summary (the first batch is a warm-up).
         let kernel_ms = RefCell::new(Vec::new());
         let cublas_ms = RefCell::new(Vec::new());
+        let sgemm_ms = RefCell::new(Vec::new());
         let mut failure = None;
-        group.bench_function(step.name, |bch| {
+        group.bench_function(step.id(), |bch| {
             bch.iter_custom(|iters| {
                 let t = event_time(&gpu, iters, || runner.run(&gemm, a, b, &mut out));
                 record(t, iters, &kernel_ms, &mut failure)
             })
         });
-        group.bench_function("cuBLAS", |bch| {
+        let cublas_name = if p == Precision::F32 { "cuBLAS".to_string() } else { format!("cuBLAS {p}") };
+        group.bench_function(cublas_name, |bch| {
             bch.iter_custom(|iters| {
-                let t = event_time(&gpu, iters, || cublas.sgemm(&gpu, &gemm, a, b, &mut out));
+                let t = event_time(&gpu, iters, || cublas.gemm(&gpu, p, &gemm, ca, cb, &mut out));
                 record(t, iters, &cublas_ms, &mut failure)
             })
         });
+        if let Some((a32, b32, c32)) = fp32.as_mut() {
+            group.bench_function("cuBLAS fp32", |bch| {
+                bch.iter_custom(|iters| {
+                    let t = event_time(&gpu, iters, || cublas.sgemm(&gpu, &gemm, a32, b32, c32));
+                    record(t, iters, &sgemm_ms, &mut failure)
+                })
+            });
+        }
         group.finish();
         if let Some(e) = failure {
             return Err(e);
@@ -125,7 +170,8 @@ fn bench_shapes(c: &mut Criterion, step: &Step) -> Result<Vec<Row>> {
             let v = v.into_inner();
             Timing::from_samples(if v.len() > 1 { v[1..].to_vec() } else { v })
         };
-        rows.push(Row { gemm, kernel: timing(kernel_ms), cublas: timing(cublas_ms) });
+        let sgemm = fp32.is_some().then(|| timing(sgemm_ms));
+        rows.push(Row { gemm, precision: p, kernel: timing(kernel_ms), cublas: timing(cublas_ms), sgemm });
     }
     Ok(rows)
 }

@@ -8,7 +8,7 @@ use crate::measure::{Prepared, TimingPlan, compare_prepared};
 use crate::reference::{CUBLAS_MATH, Cublas};
 use crate::roofline::Floors;
 use crate::step::{Runner, Step};
-use crate::{Error, Gemm, Result, Shape, data};
+use crate::{Error, Gemm, Precision, Result, Shape, data};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -20,18 +20,21 @@ pub struct Options {
     pub seed: Option<u64>,
     /// Verify only, do not time (for compute-sanitizer and Nsight Compute runs).
     pub verify_only: bool,
+    /// For steps with several precisions (step 7): which one; the first when not given.
+    pub precision: Option<Precision>,
 }
 
-pub const USAGE: &str = "usage: [--m M] [--n N] [--k K] [--shape MxNxK] [--alpha A] [--beta B] [--kernel FILE.cu] [--seed S] [--verify-only]
+pub const USAGE: &str = "usage: [--m M] [--n N] [--k K] [--shape MxNxK] [--alpha A] [--beta B] [--kernel FILE.cu] [--seed S] [--verify-only] [--precision fp16|tf32|fp64]
   Verifies C = alpha*A*B + beta*C against cuBLAS and a float64 CPU reference, then times it
   against cuBLAS. Defaults: 4096x4096x4096, alpha 1, beta 0. --kernel runs another .cu file
-  with this step's launch geometry (the lab mode).";
+  with this step's launch geometry (the lab mode). --precision picks step 7's precision
+  (default fp16); cuBLAS then runs in the same precision.";
 
 impl Options {
     pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options> {
         let mut shape = Shape::cube(4096);
         let (mut alpha, mut beta) = (1.0f32, 0.0f32);
-        let (mut kernel, mut seed, mut verify_only) = (None, None, false);
+        let (mut kernel, mut seed, mut verify_only, mut precision) = (None, None, false, None);
         let mut args = args.into_iter();
         while let Some(flag) = args.next() {
             if flag == "--help" || flag == "-h" {
@@ -59,6 +62,11 @@ impl Options {
                 "--beta" => beta = number("--beta")? as f32,
                 "--kernel" => kernel = Some(PathBuf::from(value)),
                 "--seed" => seed = Some(dim("--seed")? as u64),
+                "--precision" => {
+                    precision = Some(Precision::parse(&value).ok_or_else(|| {
+                        Error::BadInput(format!("--precision must be fp32, tf32, fp16 or fp64, got {value:?}"))
+                    })?)
+                }
                 _ => return Err(Error::BadInput(format!("unknown option {flag}\n{USAGE}"))),
             }
         }
@@ -66,7 +74,7 @@ impl Options {
             return Err(Error::BadInput("alpha and beta must be finite".into()));
         }
         shape.check_32bit()?;
-        Ok(Options { gemm: Gemm::new(shape, alpha, beta), kernel, seed, verify_only })
+        Ok(Options { gemm: Gemm::new(shape, alpha, beta), kernel, seed, verify_only, precision })
     }
 }
 
@@ -75,6 +83,11 @@ pub const TABLE_HEADER: &str = "| kernel | shape | alpha | beta | time (ms) | GF
 
 /// Main of every step binary: prints errors as one line and exits 1, never panics.
 pub fn main(step: &Step) -> ExitCode {
+    main_variants(std::slice::from_ref(step))
+}
+
+/// Main of a step binary with one `Step` per precision (step 7): `--precision` picks one.
+pub fn main_variants(variants: &[Step]) -> ExitCode {
     crate::compile::disable_compute_cache();
     let opts = match Options::parse(std::env::args().skip(1)) {
         Ok(o) => o,
@@ -82,6 +95,19 @@ pub fn main(step: &Step) -> ExitCode {
             eprintln!("{e}");
             return ExitCode::from(2);
         }
+    };
+    let step = match opts.precision {
+        None => variants.first(),
+        Some(p) => variants.iter().find(|s| s.precision == p),
+    };
+    let Some(step) = step else {
+        let have: Vec<&str> = variants.iter().map(|s| s.precision.label()).collect();
+        eprintln!(
+            "this step computes in {}; --precision {} is not one of them",
+            have.join(", "),
+            opts.precision.map_or("", |p| p.label())
+        );
+        return ExitCode::from(2);
     };
     match run(step, &opts) {
         Ok(true) => ExitCode::SUCCESS,
@@ -122,13 +148,16 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
         );
     }
     let seed = opts.seed.unwrap_or_else(data::fresh_seed);
-    let prepared = Prepared::new(&gpu, &cublas, &gemm, seed)?;
+    let prepared = Prepared::new(&gpu, &cublas, &gemm, step.precision, seed)?;
     let verified = prepared.check(&mut runner)?;
     println!("{}", verified.report(&runner.kernel.name));
     if !verified.passed() {
         println!(
             "{TABLE_HEADER}\n| {} | {} | {} | {} | - | - | - | - | FAILED |",
-            step.name, gemm.shape, gemm.alpha, gemm.beta
+            step.id(),
+            gemm.shape,
+            gemm.alpha,
+            gemm.beta
         );
         return Ok(false);
     }
@@ -140,19 +169,29 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
         return Ok(true);
     }
     let cmp = compare_prepared(&mut runner, &cublas, &prepared, TimingPlan::default())?;
-    let floors = Floors::for_gpu(&gemm, &gpu);
-    println!(
-        "roofline: {} FLOPs, {:.1} MB minimal traffic: compute floor {:.3} ms, memory floor {:.3} ms ({}-bound at the datasheet rates)",
-        gemm.shape.flops(),
-        gemm.min_bytes(4) / 1e6,
-        floors.compute_ms,
-        floors.memory_ms,
-        floors.bound()
-    );
+    if step.precision == Precision::F32 {
+        let floors = Floors::for_gpu(&gemm, &gpu);
+        println!(
+            "roofline: {} FLOPs, {:.1} MB minimal traffic: compute floor {:.3} ms, memory floor {:.3} ms ({}-bound at the datasheet rates)",
+            gemm.shape.flops(),
+            gemm.min_bytes(4) / 1e6,
+            floors.compute_ms,
+            floors.memory_ms,
+            floors.bound()
+        );
+    } else {
+        // The driver reports no tensor-core peak; the book has the measured ceilings.
+        println!(
+            "{} FLOPs, {:.1} MB minimal traffic in {}",
+            gemm.shape.flops(),
+            gemm.min_bytes_in(step.precision) / 1e6,
+            step.precision
+        );
+    }
     println!("{TABLE_HEADER}");
     println!(
         "| {} | {} | {} | {} | {:.3} | {:.0} | {:.0} | {:.1}% | pass |",
-        step.name,
+        step.id(),
         gemm.shape,
         gemm.alpha,
         gemm.beta,
@@ -179,6 +218,7 @@ mod tests {
         assert_eq!(parse(&[]).unwrap().gemm, Gemm::new(Shape::cube(4096), 1.0, 0.0));
         assert_eq!(parse(&["--kernel", "x.cu"]).unwrap().kernel, Some(PathBuf::from("x.cu")));
         assert!(parse(&["--verify-only", "--m", "3"]).unwrap().verify_only);
+        assert_eq!(parse(&["--precision", "tf32"]).unwrap().precision, Some(Precision::Tf32));
     }
 
     #[test]
@@ -189,5 +229,6 @@ mod tests {
         assert!(err(&["--bogus", "1"]).contains("unknown option"));
         assert!(err(&["--m", "100000", "--n", "100000"]).contains("too large"));
         assert!(err(&["--alpha", "nan"]).contains("finite"));
+        assert!(err(&["--precision", "fp8"]).contains("--precision must be"));
     }
 }

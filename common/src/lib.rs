@@ -4,6 +4,7 @@
 //! - [`device`]: the GPU, with one-line errors when there is none;
 //! - [`compile`]: NVRTC to a CUBIN for the exact GPU, with the step's defines;
 //! - [`step`]: the step description and the runner with the common kernel signature;
+//! - [`precision`]: FP32, and the tensor-core precisions of step 7 (TF32, FP16, FP64);
 //! - [`data`], [`reference`], [`verify`]: random inputs, cuBLAS and float64 references, checks;
 //! - [`measure`], [`roofline`]: CUDA-event timing and the FLOP and byte floors;
 //! - [`cli`], [`bench`], [`testing`]: the step binary, the criterion bench, the GPU tests.
@@ -15,6 +16,7 @@ pub mod data;
 pub mod device;
 pub mod error;
 pub mod measure;
+pub mod precision;
 pub mod problem;
 pub mod reference;
 pub mod roofline;
@@ -25,5 +27,6 @@ pub mod verify;
 pub use compile::KernelSource;
 pub use data::Inputs;
 pub use error::{Error, Result};
+pub use precision::Precision;
 pub use problem::{Gemm, Shape};
 pub use step::{Launch, Step, ceil_div};

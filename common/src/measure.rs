@@ -2,6 +2,7 @@
 
 use crate::data::Inputs;
 use crate::device::Gpu;
+use crate::precision::Precision;
 use crate::problem::Gemm;
 use crate::reference::{Cublas, Reference, cpu_reference, reference_rows};
 use crate::step::{DeviceMatrix, Runner};
@@ -13,11 +14,16 @@ use std::time::{Duration, Instant};
 /// The result of one verified run.
 pub struct Verified {
     pub gemm: Gemm,
+    pub precision: Precision,
     pub seed: u64,
-    /// The kernel against the float64 CPU reference (all rows, or sampled rows when large).
+    /// The kernel against the float64 CPU reference of the inputs it multiplies (rounded to
+    /// its precision): all rows, or sampled rows when large.
     pub vs_cpu: Check,
-    /// The kernel against cuBLAS, every element.
+    /// The kernel against cuBLAS in the same precision, every element.
     pub vs_cublas: Check,
+    /// FP16 and TF32: the kernel against the exact product of the unrounded FP32 inputs (the
+    /// same rows as `vs_cpu`). What the precision costs; recorded, not pass/fail.
+    pub vs_exact: Option<Check>,
 }
 
 impl Verified {
@@ -27,7 +33,17 @@ impl Verified {
 
     /// A multi-line report: what ran, and each check.
     pub fn report(&self, kernel: &str) -> String {
-        format!("{kernel} on {} (seed {}):\n  {}\n  {}", self.gemm, self.seed, self.vs_cpu, self.vs_cublas)
+        let mut out = format!(
+            "{kernel} ({}) on {} (seed {}):\n  {}\n  {}",
+            self.precision, self.gemm, self.seed, self.vs_cpu, self.vs_cublas
+        );
+        if let Some(x) = &self.vs_exact {
+            out += &format!(
+                "\n  vs the exact product of the FP32 inputs (what {} rounding costs; not checked): rel. Frobenius error {:.2e}",
+                self.precision, x.rel_frobenius
+            );
+        }
+        out
     }
 }
 
@@ -36,53 +52,84 @@ pub fn sync(gpu: &Gpu, what: &str) -> Result<()> {
     gpu.stream.synchronize().map_err(|e| Error::Cuda(format!("{what} failed while running: {e}")))
 }
 
-/// One problem ready to check kernels against: fresh random inputs on the GPU, cuBLAS's result
-/// and the float64 CPU reference, computed once. `check` runs a kernel on a freshly poisoned C
-/// (NaN when beta == 0, else the original C) and compares; any number of kernels can be checked.
+/// One problem ready to check kernels against: fresh random inputs on the GPU, stored as the
+/// precision says, cuBLAS's result and the float64 CPU reference, computed once. `check` runs
+/// a kernel on a freshly poisoned C (NaN when beta == 0, else the original C) and compares;
+/// any number of kernels can be checked.
 pub struct Prepared {
     pub gemm: Gemm,
+    pub precision: Precision,
     pub seed: u64,
+    /// The FP32 inputs as generated (A and B not yet rounded to the precision).
     pub inputs: Inputs,
+    /// A and B as the kernel reads them.
     pub a: DeviceMatrix,
     pub b: DeviceMatrix,
+    /// TF32 only: A and B already rounded to TF32, for cuBLAS (the kernel rounds its own), so
+    /// that the two multiply the same values whatever rounding cuBLAS applies inside.
+    rounded: Option<(DeviceMatrix, DeviceMatrix)>,
     scales: Scales,
     cpu: Reference,
+    exact: Option<Reference>,
     cublas: Reference,
 }
 
 impl Prepared {
-    pub fn new(gpu: &Gpu, cublas: &Cublas, gemm: &Gemm, seed: u64) -> Result<Prepared> {
+    pub fn new(gpu: &Gpu, cublas: &Cublas, gemm: &Gemm, precision: Precision, seed: u64) -> Result<Prepared> {
         let inputs = Inputs::new(gemm, seed);
-        let a = DeviceMatrix::from_host(gpu, &inputs.a)?;
-        let b = DeviceMatrix::from_host(gpu, &inputs.b)?;
-        let mut c_ref = DeviceMatrix::from_host(gpu, &inputs.c0)?;
-        cublas.sgemm(gpu, gemm, &a, &b, &mut c_ref)?;
+        let (ein, eout) = (precision.input(), precision.output());
+        let a = DeviceMatrix::guarded(gpu, &inputs.a, ein, 0)?;
+        let b = DeviceMatrix::guarded(gpu, &inputs.b, ein, 0)?;
+        let round = |x: &[f32]| x.iter().map(|&v| precision.round_input(v)).collect::<Vec<f32>>();
+        let (ra, rb) = (round(&inputs.a), round(&inputs.b));
+        let rounded = if precision == Precision::Tf32 {
+            Some((DeviceMatrix::guarded(gpu, &ra, ein, 0)?, DeviceMatrix::guarded(gpu, &rb, ein, 0)?))
+        } else {
+            None
+        };
+        let mut c_ref = DeviceMatrix::guarded(gpu, &inputs.c0, eout, 0)?;
+        let (ca, cb) = rounded.as_ref().map_or((&a, &b), |(x, y)| (x, y));
+        cublas.gemm(gpu, precision, gemm, ca, cb, &mut c_ref)?;
         sync(gpu, "cuBLAS")?;
         let from_cublas = c_ref.download(gpu)?;
         let scales = Scales::new(gemm, &inputs.a, &inputs.b);
-        let cpu = cpu_reference(gemm, &inputs.a, &inputs.b, &inputs.c0, &reference_rows(gemm));
-        let cublas =
-            Reference { rows: (0..gemm.shape.m).collect(), values: from_cublas.iter().map(|&v| v as f64).collect() };
-        Ok(Prepared { gemm: *gemm, seed, inputs, a, b, scales, cpu, cublas })
+        let rows = reference_rows(gemm);
+        let cpu = cpu_reference(gemm, &ra, &rb, &inputs.c0, &rows);
+        let exact = precision.rounds_inputs().then(|| cpu_reference(gemm, &inputs.a, &inputs.b, &inputs.c0, &rows));
+        let cublas = Reference { rows: (0..gemm.shape.m).collect(), values: from_cublas };
+        Ok(Prepared { gemm: *gemm, precision, seed, inputs, a, b, rounded, scales, cpu, exact, cublas })
+    }
+
+    /// A and B for cuBLAS: the kernel's, or for TF32 copies rounded on the host.
+    pub fn cublas_inputs(&self) -> (&DeviceMatrix, &DeviceMatrix) {
+        self.rounded.as_ref().map_or((&self.a, &self.b), |(a, b)| (a, b))
+    }
+
+    /// A fresh C for a run: C0 stored as the precision's output (NaN when beta == 0).
+    pub fn fresh_c(&self, gpu: &Gpu, guard: usize) -> Result<DeviceMatrix> {
+        DeviceMatrix::guarded(gpu, &self.inputs.c0, self.precision.output(), guard)
     }
 
     /// Runs the kernel once on a poisoned C and checks it against both references.
     pub fn check(&self, runner: &mut Runner) -> Result<Verified> {
         let gpu = runner.gpu.clone();
-        let mut c = DeviceMatrix::from_host(&gpu, &self.inputs.c0)?;
+        let mut c = self.fresh_c(&gpu, 0)?;
         runner.run(&self.gemm, &self.a, &self.b, &mut c)?;
         sync(&gpu, &runner.kernel.name)?;
         Ok(self.check_result(&c.download(&gpu)?))
     }
 
     /// Checks a result C (M x N, row-major) computed from this problem's inputs.
-    pub fn check_result(&self, got: &[f32]) -> Verified {
-        let (gemm, c0) = (&self.gemm, &self.inputs.c0);
+    pub fn check_result(&self, got: &[f64]) -> Verified {
+        let (gemm, c0, p) = (&self.gemm, &self.inputs.c0, self.precision);
+        let against = |name, tol, reference| compare(name, gemm, tol, &self.scales, c0, got, reference);
         Verified {
             gemm: *gemm,
+            precision: p,
             seed: self.seed,
-            vs_cpu: compare("CPU f64", gemm, Tolerance::F32_VS_F64, &self.scales, c0, got, &self.cpu),
-            vs_cublas: compare("cuBLAS", gemm, Tolerance::F32_VS_F32, &self.scales, c0, got, &self.cublas),
+            vs_cpu: against("CPU f64", Tolerance::vs_reference(p), &self.cpu),
+            vs_cublas: against("cuBLAS", Tolerance::vs_cublas(p), &self.cublas),
+            vs_exact: self.exact.as_ref().map(|r| against("exact FP32 product", Tolerance::vs_exact(p), r)),
         }
     }
 }
@@ -90,7 +137,8 @@ impl Prepared {
 /// Runs the kernel and cuBLAS on fresh random inputs (`seed`), C poisoned first, and checks
 /// the kernel against a float64 CPU reference and against cuBLAS.
 pub fn verify(runner: &mut Runner, cublas: &Cublas, gemm: &Gemm, seed: u64) -> Result<Verified> {
-    Prepared::new(&runner.gpu.clone(), cublas, gemm, seed)?.check(runner)
+    let precision = runner.step.precision;
+    Prepared::new(&runner.gpu.clone(), cublas, gemm, precision, seed)?.check(runner)
 }
 
 /// Median and spread of repeated event-timed runs.
@@ -163,7 +211,7 @@ pub fn time_runs(gpu: &Gpu, plan: TimingPlan, mut launch: impl FnMut() -> Result
     Ok(Timing::from_samples(samples))
 }
 
-/// The kernel and cuBLAS timed on the same inputs in the same process.
+/// The kernel and cuBLAS (in the kernel's precision) timed on the same inputs in the same process.
 pub struct Comparison {
     pub gemm: Gemm,
     pub kernel: Timing,
@@ -181,9 +229,10 @@ impl Comparison {
 /// C0 and is overwritten; with beta != 0 later runs read earlier results, which is fine for timing).
 pub fn compare_prepared(runner: &mut Runner, cublas: &Cublas, p: &Prepared, plan: TimingPlan) -> Result<Comparison> {
     let gpu = runner.gpu.clone();
-    let mut c = DeviceMatrix::from_host(&gpu, &p.inputs.c0)?;
+    let mut c = p.fresh_c(&gpu, 0)?;
     let kernel = time_runs(&gpu, plan, || runner.run(&p.gemm, &p.a, &p.b, &mut c))?;
-    let cublas_t = time_runs(&gpu, plan, || cublas.sgemm(&gpu, &p.gemm, &p.a, &p.b, &mut c))?;
+    let (ca, cb) = p.cublas_inputs();
+    let cublas_t = time_runs(&gpu, plan, || cublas.gemm(&gpu, p.precision, &p.gemm, ca, cb, &mut c))?;
     Ok(Comparison { gemm: p.gemm, kernel, cublas: cublas_t })
 }
 

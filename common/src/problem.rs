@@ -86,6 +86,13 @@ impl Gemm {
         (elem_bytes * (m * k + k * n + c_passes * m * n)) as f64
     }
 
+    /// The fewest bytes in a precision: A and B in its input format, C in its output format.
+    pub fn min_bytes_in(&self, p: crate::Precision) -> f64 {
+        let Shape { m, n, k } = self.shape;
+        let c_passes = if self.beta == 0.0 { 1 } else { 2 };
+        (p.input().bytes() * (m * k + k * n) + p.output().bytes() * c_passes * m * n) as f64
+    }
+
     /// FLOPs per byte at the memory floor: how much arithmetic each byte must feed.
     pub fn arithmetic_intensity(&self, elem_bytes: usize) -> f64 {
         self.shape.flops() / self.min_bytes(elem_bytes)
@@ -112,6 +119,9 @@ mod tests {
         assert!((g.arithmetic_intensity(4) - 4096.0 / 6.0).abs() < 1e-9);
         // beta != 0 reads C too.
         assert_eq!(Gemm::new(Shape::cube(4096), 1.0, 0.5).min_bytes(4), 16.0 * 4096f64.powi(2));
+        // FP16: A and B in 2 bytes, C in 4.
+        assert_eq!(g.min_bytes_in(crate::Precision::F16), 8.0 * 4096f64.powi(2));
+        assert_eq!(g.min_bytes_in(crate::Precision::F32), g.min_bytes(4));
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! The two references every kernel is checked against: cuBLAS SGEMM (FP32, TF32 off) on
-//! the same device buffers, and a float64 product on the CPU through ndarray.
+//! The two references every kernel is checked against: cuBLAS in the kernel's precision
+//! (SGEMM with TF32 off for steps 1-6) on the same inputs, and a float64 product on the CPU
+//! through ndarray.
 
 use crate::device::{Gpu, cublas_present};
+use crate::precision::{Elem, Precision};
 use crate::problem::Gemm;
 use crate::step::DeviceMatrix;
 use crate::{Error, Result};
@@ -9,7 +11,8 @@ use cudarc::cublas::sys as cb;
 use ndarray::{Array2, ArrayView2, s};
 
 /// How cuBLAS is asked to compute, recorded with every result.
-pub const CUBLAS_MATH: &str = "cublasGemmEx, CUBLAS_COMPUTE_32F (TF32 off), CUBLAS_DEFAULT_MATH";
+pub const CUBLAS_MATH: &str = "cublasGemmEx, CUBLAS_DEFAULT_MATH; FP32: CUBLAS_COMPUTE_32F (TF32 off), \
+     TF32: CUBLAS_COMPUTE_32F_FAST_TF32, FP16: 16F inputs with CUBLAS_COMPUTE_32F, FP64: CUBLAS_COMPUTE_64F";
 
 /// A cuBLAS handle on the harness stream.
 pub struct Cublas {
@@ -32,8 +35,7 @@ impl Cublas {
         Ok(Cublas { blas, version })
     }
 
-    /// Row-major C = alpha*A*B + beta*C. cuBLAS is column-major, and a row-major matrix is
-    /// its transpose in column-major, so compute C^T = B^T * A^T: B goes first.
+    /// Row-major C = alpha*A*B + beta*C in FP32 (TF32 off): the reference of steps 1-6.
     pub fn sgemm(
         &self,
         gpu: &Gpu,
@@ -42,11 +44,46 @@ impl Cublas {
         b: &DeviceMatrix,
         c: &mut DeviceMatrix,
     ) -> Result<()> {
+        self.gemm(gpu, Precision::F32, gemm, a, b, c)
+    }
+
+    /// Row-major C = alpha*A*B + beta*C in `precision`, with A, B and C stored as the
+    /// precision says. cuBLAS is column-major, and a row-major matrix is its transpose in
+    /// column-major, so compute C^T = B^T * A^T: B goes first.
+    pub fn gemm(
+        &self,
+        gpu: &Gpu,
+        precision: Precision,
+        gemm: &Gemm,
+        a: &DeviceMatrix,
+        b: &DeviceMatrix,
+        c: &mut DeviceMatrix,
+    ) -> Result<()> {
         let s = gemm.shape;
         s.check_32bit()?;
+        if a.elem != precision.input() || b.elem != precision.input() || c.elem != precision.output() {
+            return Err(Error::BadInput(format!("cuBLAS {precision}: buffers of the wrong type")));
+        }
         let (m, n, k) = (s.m as i32, s.n as i32, s.k as i32);
-        // SAFETY: buffer sizes match the shape (checked by the callers' constructors);
-        // leading dimensions are at least 1 as cuBLAS requires, even for empty matrices.
+        let ty = |e: Elem| match e {
+            Elem::F16 => cb::cudaDataType::CUDA_R_16F,
+            Elem::F32 => cb::cudaDataType::CUDA_R_32F,
+            Elem::F64 => cb::cudaDataType::CUDA_R_64F,
+        };
+        let compute = match precision {
+            Precision::F32 | Precision::F16 => cb::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+            Precision::Tf32 => cb::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32,
+            Precision::F64 => cb::cublasComputeType_t::CUBLAS_COMPUTE_64F,
+        };
+        // The scalars have the compute type: double for FP64, float otherwise.
+        let (alpha64, beta64) = (gemm.alpha as f64, gemm.beta as f64);
+        let (alpha, beta): (*const std::ffi::c_void, *const std::ffi::c_void) = if precision == Precision::F64 {
+            (&alpha64 as *const f64 as *const _, &beta64 as *const f64 as *const _)
+        } else {
+            (&gemm.alpha as *const f32 as *const _, &gemm.beta as *const f32 as *const _)
+        };
+        // SAFETY: buffer sizes and types match the shape and precision (checked above and by
+        // the constructors); leading dimensions are at least 1 as cuBLAS requires.
         unsafe {
             cudarc::cublas::result::gemm_ex(
                 *self.blas.handle(),
@@ -55,18 +92,18 @@ impl Cublas {
                 n,
                 m,
                 k,
-                &gemm.alpha as *const f32 as *const _,
+                alpha,
                 b.ptr(gpu) as *const _,
-                cb::cudaDataType::CUDA_R_32F,
+                ty(b.elem),
                 n.max(1),
                 a.ptr(gpu) as *const _,
-                cb::cudaDataType::CUDA_R_32F,
+                ty(a.elem),
                 k.max(1),
-                &gemm.beta as *const f32 as *const _,
+                beta,
                 c.ptr(gpu) as *mut _,
-                cb::cudaDataType::CUDA_R_32F,
+                ty(c.elem),
                 n.max(1),
-                cb::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                compute,
                 cb::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
             )?;
         }

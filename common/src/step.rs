@@ -3,6 +3,7 @@
 
 use crate::compile::{KernelSource, Resources, compile};
 use crate::device::Gpu;
+use crate::precision::{Elem, Precision};
 use crate::problem::{Gemm, Shape};
 use crate::{Error, Result};
 use cudarc::driver::sys::CUfunction_attribute as FnAttr;
@@ -26,6 +27,19 @@ pub struct Step {
     pub launch: fn(&Shape) -> Launch,
     /// The oldest GPU the kernel runs on.
     pub min_cc: (i32, i32),
+    /// What the kernel computes in: FP32 for steps 1-6; step 7 has one `Step` per precision.
+    pub precision: Precision,
+}
+
+impl Step {
+    /// The crate name, plus the precision when it is not FP32: `step07-wmma-fp16`. Unique in
+    /// the registry; results and the book key on it.
+    pub fn id(&self) -> String {
+        match self.precision {
+            Precision::F32 => self.name.to_string(),
+            p => format!("{}-{}", self.name, p.label()),
+        }
+    }
 }
 
 /// How to launch a kernel for one shape: grid, block, dynamic shared memory and the
@@ -79,42 +93,80 @@ pub const fn ceil_div(a: usize, b: usize) -> usize {
     a.div_ceil(b)
 }
 
-/// A device matrix of f32, never zero bytes (the driver rejects empty allocations). A guarded
-/// matrix has `guard` extra elements before and after it, filled with [`GUARD_BITS`], so that a
-/// kernel writing outside its matrix is caught even without compute-sanitizer.
+/// A device matrix (FP16, FP32 or FP64 elements), never zero bytes (the driver rejects
+/// empty allocations). A guarded matrix has `guard` extra elements before and after it,
+/// filled with the bytes of [`GUARD_BITS`], so that a kernel writing outside its matrix is
+/// caught even without compute-sanitizer.
 pub struct DeviceMatrix {
-    pub data: CudaSlice<f32>,
+    pub data: CudaSlice<u8>,
     pub len: usize,
     pub guard: usize,
+    pub elem: Elem,
 }
 
-/// The bit pattern of the guard zones: a NaN no kernel computes by accident.
+/// The bit pattern of the guard zones, repeated byte by byte: a NaN no kernel computes by
+/// accident (as FP32, and as FP64 when two are side by side).
 pub const GUARD_BITS: u32 = 0x7fba_dbad;
 
-impl DeviceMatrix {
-    pub fn from_host(gpu: &Gpu, host: &[f32]) -> Result<Self> {
-        Self::guarded(gpu, host, 0)
+/// Byte `i` of a buffer filled with the guard pattern.
+fn guard_byte(i: usize) -> u8 {
+    GUARD_BITS.to_le_bytes()[i % 4]
+}
+
+impl Elem {
+    /// The value stored for `x` (FP16 rounds to nearest even; FP32 and FP64 are exact).
+    pub fn store(self, x: f32) -> f64 {
+        match self {
+            Elem::F16 => half::f16::from_f32(x).to_f64(),
+            Elem::F32 | Elem::F64 => x as f64,
+        }
     }
 
-    /// `host` on the GPU with `guard` sentinel elements on each side.
-    pub fn guarded(gpu: &Gpu, host: &[f32], guard: usize) -> Result<Self> {
-        let total = host.len() + 2 * guard;
+    fn encode(self, x: f32, out: &mut Vec<u8>) {
+        match self {
+            Elem::F16 => out.extend_from_slice(&half::f16::from_f32(x).to_le_bytes()),
+            Elem::F32 => out.extend_from_slice(&x.to_le_bytes()),
+            Elem::F64 => out.extend_from_slice(&(x as f64).to_le_bytes()),
+        }
+    }
+
+    fn decode(self, b: &[u8]) -> f64 {
+        match self {
+            Elem::F16 => half::f16::from_le_bytes([b[0], b[1]]).to_f64(),
+            Elem::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
+            Elem::F64 => f64::from_le_bytes(b.try_into().expect("8 bytes")),
+        }
+    }
+}
+
+impl DeviceMatrix {
+    /// `host` on the GPU as FP32.
+    pub fn from_host(gpu: &Gpu, host: &[f32]) -> Result<Self> {
+        Self::guarded(gpu, host, Elem::F32, 0)
+    }
+
+    /// `host` on the GPU stored as `elem`, with `guard` sentinel elements on each side.
+    pub fn guarded(gpu: &Gpu, host: &[f32], elem: Elem, guard: usize) -> Result<Self> {
+        let total = (host.len() + 2 * guard) * elem.bytes();
         let mut data = alloc(gpu, total)?;
         if total > 0 {
-            let sentinel = f32::from_bits(GUARD_BITS);
-            let mut padded = vec![sentinel; total];
-            padded[guard..guard + host.len()].copy_from_slice(host);
-            gpu.stream.memcpy_htod(&padded, &mut data.slice_mut(..total))?;
+            let mut bytes: Vec<u8> = (0..guard * elem.bytes()).map(guard_byte).collect();
+            bytes.reserve(total);
+            host.iter().for_each(|&x| elem.encode(x, &mut bytes));
+            bytes.extend((bytes.len()..total).map(guard_byte));
+            gpu.stream.memcpy_htod(&bytes, &mut data.slice_mut(..total))?;
         }
-        Ok(DeviceMatrix { data, len: host.len(), guard })
+        Ok(DeviceMatrix { data, len: host.len(), guard, elem })
     }
 
-    pub fn download(&self, gpu: &Gpu) -> Result<Vec<f32>> {
-        let mut host = vec![0f32; self.len];
+    /// The matrix, each element widened to f64 (exact for every element type).
+    pub fn download(&self, gpu: &Gpu) -> Result<Vec<f64>> {
+        let w = self.elem.bytes();
+        let mut bytes = vec![0u8; self.len * w];
         if self.len > 0 {
-            gpu.stream.memcpy_dtoh(&self.data.slice(self.guard..self.guard + self.len), &mut host)?;
+            gpu.stream.memcpy_dtoh(&self.data.slice(self.guard * w..(self.guard + self.len) * w), &mut bytes)?;
         }
-        Ok(host)
+        Ok(bytes.chunks_exact(w).map(|b| self.elem.decode(b)).collect())
     }
 
     /// How many guard elements before and after the matrix no longer hold the sentinel.
@@ -122,22 +174,25 @@ impl DeviceMatrix {
         if self.guard == 0 {
             return Ok((0, 0));
         }
-        let mut all = vec![0f32; self.len + 2 * self.guard];
+        let w = self.elem.bytes();
+        let mut all = vec![0u8; (self.len + 2 * self.guard) * w];
         gpu.stream.memcpy_dtoh(&self.data.slice(..all.len()), &mut all)?;
-        let bad = |zone: &[f32]| zone.iter().filter(|v| v.to_bits() != GUARD_BITS).count();
-        Ok((bad(&all[..self.guard]), bad(&all[self.guard + self.len..])))
+        // An element is damaged when any of its bytes differs from the pattern at its place.
+        let bad = |from: usize| {
+            (from..from + self.guard).filter(|e| (e * w..(e + 1) * w).any(|i| all[i] != guard_byte(i))).count()
+        };
+        Ok((bad(0), bad(self.guard + self.len)))
     }
 
     /// The raw device address of the first element, passed to kernels and cuBLAS.
     pub fn ptr(&self, gpu: &Gpu) -> u64 {
-        self.data.device_ptr(&gpu.stream).0 + 4 * self.guard as u64
+        self.data.device_ptr(&gpu.stream).0 + (self.elem.bytes() * self.guard) as u64
     }
 }
 
-fn alloc(gpu: &Gpu, len: usize) -> Result<CudaSlice<f32>> {
-    let bytes = len.max(1) * 4;
-    // SAFETY: every element is written (upload or kernel) before it is read back.
-    unsafe { gpu.stream.alloc::<f32>(len.max(1)) }
+fn alloc(gpu: &Gpu, bytes: usize) -> Result<CudaSlice<u8>> {
+    // SAFETY: every byte is written (upload or kernel) before it is read back.
+    unsafe { gpu.stream.alloc::<u8>(bytes.max(1)) }
         .map_err(|e| Error::Cuda(format!("cannot allocate {:.1} MiB on the GPU: {e}", bytes as f64 / (1 << 20) as f64)))
 }
 
@@ -151,6 +206,9 @@ pub struct Loaded {
     pub log: String,
 }
 
+/// A launch geometry computed by a closure (see [`Runner::with_launch`]).
+pub type LaunchFn = Box<dyn Fn(&Shape) -> Launch>;
+
 /// Compiles, loads and launches one step's kernel (or an override `.cu` with the same
 /// geometry) on one GPU. Each variant is compiled once per process.
 pub struct Runner {
@@ -158,24 +216,36 @@ pub struct Runner {
     pub step: Step,
     pub kernel: KernelSource,
     loaded: HashMap<Vec<(&'static str, i64)>, Loaded>,
+    /// Replaces the step's launch geometry (tuning tools try other tiles this way).
+    launch_override: Option<LaunchFn>,
 }
 
 impl Runner {
     /// A runner for `step`, optionally with the kernel replaced by another `.cu` file.
     pub fn new(gpu: &Arc<Gpu>, step: &Step, kernel_override: Option<KernelSource>) -> Result<Self> {
-        gpu.require_cc(step.min_cc, step.name)?;
+        gpu.require_cc(step.min_cc.max(step.precision.min_cc()), &step.id())?;
         Ok(Runner {
             gpu: gpu.clone(),
             step: step.clone(),
             kernel: kernel_override.unwrap_or_else(|| step.kernel.clone()),
             loaded: HashMap::new(),
+            launch_override: None,
         })
+    }
+
+    /// The same runner with another launch geometry (and defines) than the step's.
+    pub fn with_launch(mut self, launch: impl Fn(&Shape) -> Launch + 'static) -> Self {
+        self.launch_override = Some(Box::new(launch));
+        self
     }
 
     /// The launch for `shape`, checked against CUDA's limits and the index range.
     pub fn launch_for(&self, shape: &Shape) -> Result<Launch> {
         shape.check_32bit()?;
-        let launch = (self.step.launch)(shape);
+        let launch = match &self.launch_override {
+            Some(f) => f(shape),
+            None => (self.step.launch)(shape),
+        };
         launch.check(shape)?;
         Ok(launch)
     }
@@ -219,6 +289,10 @@ impl Runner {
         if a.len != s.m * s.k || b.len != s.k * s.n || c.len != s.m * s.n {
             return Err(Error::BadInput(format!("buffers do not match shape {s}")));
         }
+        let p = self.step.precision;
+        if a.elem != p.input() || b.elem != p.input() || c.elem != p.output() {
+            return Err(Error::BadInput(format!("buffers are not stored as {p} expects")));
+        }
         let launch = self.launch_for(&s)?;
         if s.is_empty() {
             return Ok(());
@@ -233,7 +307,21 @@ impl Runner {
             shared_mem_bytes: launch.dynamic_smem_bytes,
         };
         let mut args = gpu.stream.launch_builder(function);
-        args.arg(&m).arg(&n).arg(&k).arg(&gemm.alpha).arg(&pa).arg(&pb).arg(&gemm.beta).arg(&pc);
+        // alpha and beta have C's type: double for FP64, float otherwise.
+        let (alpha64, beta64) = (gemm.alpha as f64, gemm.beta as f64);
+        args.arg(&m).arg(&n).arg(&k);
+        if p.output() == Elem::F64 {
+            args.arg(&alpha64)
+        } else {
+            args.arg(&gemm.alpha)
+        };
+        args.arg(&pa).arg(&pb);
+        if p.output() == Elem::F64 {
+            args.arg(&beta64)
+        } else {
+            args.arg(&gemm.beta)
+        };
+        args.arg(&pc);
         // SAFETY: the arguments match the common signature; buffer sizes were checked above,
         // and the kernel's bounds are what the test suite verifies.
         unsafe { args.launch(cfg) }?;

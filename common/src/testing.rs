@@ -6,7 +6,7 @@ use crate::device::Gpu;
 use crate::measure::verify;
 use crate::reference::Cublas;
 use crate::step::{Runner, Step};
-use crate::{Error, Gemm, Shape, data};
+use crate::{Error, Gemm, Precision, Shape, data};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -68,7 +68,8 @@ fn run_case(step: &Step, gemm: Gemm) -> Result<(), Failed> {
     if verified.passed() { Ok(()) } else { Err(verified.report(&runner.kernel.name).into()) }
 }
 
-/// One trial per case, named like `31x32x33/alpha=-1.5,beta=0.75`.
+/// One trial per case, named like `31x32x33/alpha=-1.5,beta=0.75` (`fp16/31x32x33/...` for
+/// the tensor-core precisions).
 pub fn trials(step: &Step) -> Vec<Trial> {
     let missing = shared().err().filter(Error::is_missing_gpu);
     if let Some(why) = &missing {
@@ -78,7 +79,8 @@ pub fn trials(step: &Step) -> Vec<Trial> {
         .into_iter()
         .map(|gemm| {
             let step = step.clone();
-            let name = format!("{}/alpha={},beta={}", gemm.shape, gemm.alpha, gemm.beta);
+            let prefix = if step.precision == Precision::F32 { String::new() } else { format!("{}/", step.precision) };
+            let name = format!("{prefix}{}/alpha={},beta={}", gemm.shape, gemm.alpha, gemm.beta);
             Trial::test(name, move || run_case(&step, gemm)).with_kind("gpu").with_ignored_flag(missing.is_some())
         })
         .collect()
@@ -86,8 +88,13 @@ pub fn trials(step: &Step) -> Vec<Trial> {
 
 /// Main of a step's GPU test binary. Runs tests one at a time: they share one GPU.
 pub fn main(step: &Step) -> ExitCode {
+    main_variants(std::slice::from_ref(step))
+}
+
+/// Main of the GPU test binary of a step with one `Step` per precision: the suite in each.
+pub fn main_variants(variants: &[Step]) -> ExitCode {
     crate::compile::disable_compute_cache();
     let mut args = Arguments::from_args();
     args.test_threads.get_or_insert(1);
-    libtest_mimic::run(&args, trials(step)).exit_code()
+    libtest_mimic::run(&args, variants.iter().flat_map(trials).collect()).exit_code()
 }

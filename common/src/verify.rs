@@ -1,6 +1,7 @@
 //! Verification: a relative Frobenius error plus a per-element bound that scales with K and
 //! the precision. NaN, infinity and unwritten elements always fail.
 
+use crate::precision::Precision;
 use crate::problem::Gemm;
 use crate::reference::Reference;
 use std::fmt;
@@ -11,16 +12,49 @@ pub const F32_UNIT_ROUNDOFF: f64 = 1.0 / (1u64 << 24) as f64;
 /// The error model for one comparison.
 #[derive(Clone, Copy, Debug)]
 pub struct Tolerance {
-    /// Unit roundoff of the arithmetic being checked.
+    /// Unit roundoff of the accumulation being checked.
     pub u: f64,
     /// How many roundings-worth the reference itself may be off (1 for a float64
-    /// reference, 2 when comparing two FP32 results such as a kernel against cuBLAS).
+    /// reference, 2 when comparing two results of the same precision, such as a kernel
+    /// against cuBLAS).
     pub sides: f64,
+    /// Tensor cores add with truncation (round toward zero), not to nearest: errors all lean
+    /// the same way instead of cancelling like a random walk, so the Frobenius limit gets the
+    /// same allowance as one element.
+    pub truncated: bool,
+    /// Unit roundoff of the inputs, when the comparison is with the exact product of the
+    /// unrounded FP32 inputs (0 otherwise): each product a*b then carries up to 2 of these.
+    pub input_u: f64,
 }
 
 impl Tolerance {
-    pub const F32_VS_F64: Tolerance = Tolerance { u: F32_UNIT_ROUNDOFF, sides: 1.0 };
-    pub const F32_VS_F32: Tolerance = Tolerance { u: F32_UNIT_ROUNDOFF, sides: 2.0 };
+    pub const F32_VS_F64: Tolerance = Tolerance { u: F32_UNIT_ROUNDOFF, sides: 1.0, truncated: false, input_u: 0.0 };
+    pub const F32_VS_F32: Tolerance = Tolerance { u: F32_UNIT_ROUNDOFF, sides: 2.0, ..Self::F32_VS_F64 };
+
+    /// The kernel against the float64 product of the inputs it multiplies (rounded to its
+    /// precision): only the accumulation is judged. Products of FP16 or TF32 values are exact
+    /// in FP32; the tensor cores' FP32 additions truncate, an error of up to one ulp (2^-23)
+    /// each. FP64 rounds to nearest; the float64 reference itself is a second side.
+    pub fn vs_reference(p: Precision) -> Tolerance {
+        match p {
+            Precision::F32 => Self::F32_VS_F64,
+            Precision::Tf32 | Precision::F16 => {
+                Tolerance { u: 2.0 * F32_UNIT_ROUNDOFF, truncated: true, ..Self::F32_VS_F64 }
+            }
+            Precision::F64 => Tolerance { u: f64::EPSILON / 2.0, sides: 2.0, ..Self::F32_VS_F64 },
+        }
+    }
+
+    /// The kernel against cuBLAS in the same precision, on the same rounded inputs.
+    pub fn vs_cublas(p: Precision) -> Tolerance {
+        Tolerance { sides: 2.0, ..Self::vs_reference(p) }
+    }
+
+    /// The kernel against the exact product of the FP32 inputs: what rounding the inputs
+    /// costs. Recorded for the book, not a pass/fail criterion.
+    pub fn vs_exact(p: Precision) -> Tolerance {
+        Tolerance { input_u: p.input_unit_roundoff(), ..Self::vs_reference(p) }
+    }
 
     /// Roundings a K-term dot product may accumulate. The worst case is K (a sum of K
     /// terms, each FMA rounding once); rounding errors of random data add up like a random
@@ -35,12 +69,13 @@ impl Tolerance {
     /// |alpha| * ||row of A|| * ||column of B|| + |beta| * |C0| (Cauchy-Schwarz bounds
     /// sum |a_ik * b_kj| by the product of the norms, so no second product is needed).
     pub fn element(&self, k: usize, scale: f64) -> f64 {
-        self.sides * self.u * Self::roundings(k) * scale + f64::MIN_POSITIVE
+        (2.0 * self.input_u + self.sides * self.u * Self::roundings(k)) * scale + f64::MIN_POSITIVE
     }
 
     /// Bound on ||got - expected||_F / ||expected||_F.
     pub fn frobenius(&self, k: usize) -> f64 {
-        self.sides * self.u * (3.0 * (k as f64).sqrt() + 5.0)
+        let accumulation = if self.truncated { Self::roundings(k) } else { 3.0 * (k as f64).sqrt() + 5.0 };
+        2.0 * self.input_u + self.sides * self.u * accumulation
     }
 }
 
@@ -49,7 +84,7 @@ impl Tolerance {
 pub struct Worst {
     pub row: usize,
     pub col: usize,
-    pub got: f32,
+    pub got: f64,
     pub expected: f64,
     pub bound: f64,
 }
@@ -90,7 +125,7 @@ impl fmt::Display for Check {
                 w.col,
                 w.got,
                 w.expected,
-                (w.got as f64 - w.expected).abs(),
+                (w.got - w.expected).abs(),
                 w.bound
             )?;
         }
@@ -127,7 +162,7 @@ pub fn compare(
     tol: Tolerance,
     scales: &Scales,
     c0: &[f32],
-    got: &[f32],
+    got: &[f64],
     expected: &Reference,
 ) -> Check {
     let (rows, expected) = (&expected.rows, &expected.values);
@@ -150,7 +185,7 @@ pub fn compare(
             let e = expected[i * n + j];
             let c_term = if gemm.beta == 0.0 { 0.0 } else { beta * (c0[r * n + j] as f64).abs() };
             let bound = tol.element(k, alpha * scales.a_rows[r] * scales.b_cols[j] + c_term);
-            let g64 = g as f64;
+            let g64 = g;
             let ratio = if g.is_finite() { (g64 - e).abs() / bound } else { f64::INFINITY };
             if !g.is_finite() {
                 check.nan_elements += 1;
@@ -183,17 +218,17 @@ mod tests {
     use crate::reference::cpu_reference;
     use crate::{Inputs, Shape};
 
-    fn setup(shape: Shape, beta: f32) -> (Gemm, Inputs, Vec<f32>, Reference) {
+    fn setup(shape: Shape, beta: f32) -> (Gemm, Inputs, Vec<f64>, Reference) {
         let gemm = Gemm::new(shape, 1.5, beta);
         let inputs = Inputs::new(&gemm, 42);
         let rows: Vec<usize> = (0..shape.m).collect();
         let r = cpu_reference(&gemm, &inputs.a, &inputs.b, &inputs.c0, &rows);
         // A float32 result: the reference rounded once.
-        let got = r.values.iter().map(|&v| v as f32).collect();
+        let got = r.values.iter().map(|&v| v as f32 as f64).collect();
         (gemm, inputs, got, r)
     }
 
-    fn check(gemm: &Gemm, inputs: &Inputs, got: &[f32], exp: &Reference) -> Check {
+    fn check(gemm: &Gemm, inputs: &Inputs, got: &[f64], exp: &Reference) -> Check {
         let scales = Scales::new(gemm, &inputs.a, &inputs.b);
         compare("test", gemm, Tolerance::F32_VS_F64, &scales, &inputs.c0, got, exp)
     }
@@ -220,7 +255,7 @@ mod tests {
     #[test]
     fn one_nan_fails() {
         let (gemm, inputs, mut got, exp) = setup(Shape::new(16, 16, 16), 0.0);
-        got[3] = f32::NAN;
+        got[3] = f64::NAN;
         let c = check(&gemm, &inputs, &got, &exp);
         assert!(!c.passed());
         assert_eq!(c.nan_elements, 1);
@@ -231,7 +266,7 @@ mod tests {
     fn an_unwritten_output_fails() {
         // beta == 0: C starts as NaN, so an element the kernel never wrote stays NaN.
         let (gemm, inputs, mut got, exp) = setup(Shape::new(8, 8, 8), 0.0);
-        got[63] = inputs.c0[63];
+        got[63] = inputs.c0[63] as f64;
         assert!(!check(&gemm, &inputs, &got, &exp).passed());
     }
 

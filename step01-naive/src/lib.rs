@@ -1,6 +1,6 @@
 //! Step 1: the naive kernel, one thread per element of C in 32x32 blocks.
 
-use common::{Launch, Shape, Step, ceil_div, kernel_source};
+use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
 
 /// Threads per block along each side.
 pub const BLOCK: u32 = 32;
@@ -19,4 +19,5 @@ pub const STEP: Step = Step {
     kernel: kernel_source!("src/kernel.cu"),
     launch,
     min_cc: (7, 5),
+    precision: Precision::F32,
 };

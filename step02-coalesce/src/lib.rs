@@ -1,7 +1,7 @@
 //! Step 2: coalesced global memory access. Same work per thread as step 1; the grid's x
 //! now runs along the columns of C.
 
-use common::{Launch, Shape, Step, ceil_div, kernel_source};
+use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
 
 /// Threads per block along each side.
 pub const BLOCK: u32 = 32;
@@ -20,4 +20,5 @@ pub const STEP: Step = Step {
     kernel: kernel_source!("src/kernel.cu"),
     launch,
     min_cc: (7, 5),
+    precision: Precision::F32,
 };

@@ -1,6 +1,6 @@
 //! Step 3: shared-memory cache blocking with 32x32 tiles of A and B.
 
-use common::{Launch, Shape, Step, ceil_div, kernel_source};
+use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
 
 /// Side of the square tiles of A, B and C a block works on (one thread per element of C).
 pub const TILE: u32 = 32;
@@ -19,4 +19,5 @@ pub const STEP: Step = Step {
     kernel: kernel_source!("src/kernel.cu"),
     launch,
     min_cc: (7, 5),
+    precision: Precision::F32,
 };

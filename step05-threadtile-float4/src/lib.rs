@@ -1,7 +1,7 @@
 //! Step 5: register tiles (8x8 per thread) computed as outer products, with float4 loads
 //! from global and shared memory.
 
-use common::{Launch, Shape, Step, ceil_div, kernel_source};
+use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
 
 /// Block and thread tile sizes, passed to the kernel as compile-time defines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,4 +45,5 @@ pub const STEP: Step = Step {
     kernel: kernel_source!("src/kernel.cu"),
     launch,
     min_cc: (7, 5),
+    precision: Precision::F32,
 };

@@ -1,7 +1,7 @@
 //! Step 6: step 5 with two shared-memory buffers: the next K-tile loads while the current
 //! one computes, one barrier per K-tile.
 
-use common::{Launch, Shape, Step, kernel_source};
+use common::{Launch, Precision, Shape, Step, kernel_source};
 use step05_threadtile_float4::Tiles;
 
 /// Step 5's 128x128 block tiles and 8x8 thread tiles, 16 deep in K instead of 8: half the
@@ -22,4 +22,5 @@ pub const STEP: Step = Step {
     kernel: kernel_source!("src/kernel.cu"),
     launch,
     min_cc: (7, 5),
+    precision: Precision::F32,
 };

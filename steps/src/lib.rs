@@ -1,9 +1,9 @@
 //! The one registry of steps: benches, tools, recorded results and the book all read it.
-//! Adding a step is one new crate and one line here.
+//! Adding a step is one new crate and one line here (one per precision for step 7).
 
 use common::Step;
 
-/// Every step of the ladder, in order.
+/// Every step of the ladder, in order; a step with several precisions has one entry each.
 pub static ALL: &[Step] = &[
     step01_naive::STEP,
     step02_coalesce::STEP,
@@ -11,15 +11,36 @@ pub static ALL: &[Step] = &[
     step04_bankfree::STEP,
     step05_threadtile_float4::STEP,
     step06_double_buffer::STEP,
+    step07_wmma::FP16,
+    step07_wmma::TF32,
+    step07_wmma::FP64,
 ];
 
-/// The step whose crate name (`step05-threadtile-float4`) or number (`5`, `05`, `step05`) is `key`.
+/// The step whose id (`step07-wmma-tf32`), crate name (`step05-threadtile-float4`) or number
+/// (`5`, `05`, `step05`) is `key`; for a step with several precisions, the first of them.
 pub fn find(key: &str) -> Option<&'static Step> {
+    variants(key).into_iter().next()
+}
+
+/// Every registry entry `key` names: the one with that id, or all precisions of a step.
+pub fn variants(key: &str) -> Vec<&'static Step> {
+    if let Some(exact) = ALL.iter().find(|s| s.id() == key.trim()) {
+        return vec![exact];
+    }
     let key = key.trim().trim_start_matches("step");
-    ALL.iter().find(|s| {
-        let name = s.name.trim_start_matches("step");
-        name == key || name.split('-').next().and_then(|n| n.parse::<u32>().ok()) == key.parse::<u32>().ok()
-    })
+    ALL.iter()
+        .filter(|s| {
+            let name = s.name.trim_start_matches("step");
+            name == key || name.split('-').next().and_then(|n| n.parse::<u32>().ok()) == key.parse::<u32>().ok()
+        })
+        .collect()
+}
+
+/// The crate names of the steps, in order, each once.
+pub fn names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = ALL.iter().map(|s| s.name).collect();
+    names.dedup();
+    names
 }
 
 #[cfg(test)]
@@ -28,11 +49,17 @@ mod tests {
 
     #[test]
     fn registry_is_in_order_and_findable() {
-        for (i, s) in ALL.iter().enumerate() {
-            assert!(s.name.starts_with(&format!("step{:02}-", i + 1)), "{} out of order", s.name);
-            assert_eq!(find(s.name).unwrap().name, s.name);
-            assert_eq!(find(&format!("{}", i + 1)).unwrap().name, s.name);
+        for (i, name) in names().into_iter().enumerate() {
+            assert!(name.starts_with(&format!("step{:02}-", i + 1)), "{name} out of order");
+            assert_eq!(find(name).unwrap().name, name);
+            assert_eq!(find(&format!("{}", i + 1)).unwrap().name, name);
         }
         assert!(find("99").is_none());
+        let mut ids: Vec<String> = ALL.iter().map(Step::id).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), ALL.len(), "ids are unique");
+        assert_eq!(variants("7").len(), 3);
+        assert_eq!(find("step07-wmma-tf32").unwrap().precision, common::Precision::Tf32);
     }
 }

@@ -48,13 +48,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut all = cargo_executables(&["test", "--workspace", "--exclude", "xtask", "--release", "--no-run"])?;
     let benches = cargo_executables(&["bench", "--workspace", "--exclude", "xtask", "--no-run"])?;
     all.extend(benches.into_iter().filter(|(_, kind, _, _)| kind == "bench"));
-    // The step binaries and the xtask tool itself (for `sweep` on the GPU machine).
-    all.extend(cargo_executables(&["build", "--workspace", "--release", "--bins"])?);
+    // The step binaries, the examples (tuning tools) and the xtask tool itself (for `sweep`).
+    all.extend(cargo_executables(&["build", "--workspace", "--release", "--bins", "--examples"])?);
     let mut bytes = 0u64;
     for (package, kind, name, exe) in &all {
         let (folder, file) = match kind.as_str() {
             "bench" => ("benches", package.clone()),
             "bin" => ("bin", name.clone()),
+            "example" => ("examples", name.clone()),
             // Unit tests of a library carry the package name; integration tests add theirs.
             "lib" => ("tests", format!("{package}-unit")),
             _ => ("tests", format!("{package}-{name}")),

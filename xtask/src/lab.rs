@@ -109,7 +109,8 @@ pub fn handout(args: &[String]) -> Result<(), String> {
         }
         copied += 1;
     }
-    let names: Vec<&str> = replaced.iter().map(|s| s.name).collect();
+    let mut names: Vec<&str> = replaced.iter().map(|s| s.name).collect();
+    names.dedup();
     let lab = format!(
         "# Lab: {name}\n\nImplement `{name}/src/kernel.cu`: {idea}. The book's chapter on this step \
          (`mdbook serve book`) explains the idea; its exercises are the assignment.\n\n\
@@ -167,11 +168,12 @@ fn run_case(step: &Step, file: &Path, gemm: &Gemm, seed: u64) -> Result<Value, S
     let cublas = Cublas::new(&gpu).map_err(e)?;
     let source = KernelSource::from_file(file).map_err(e)?;
     let mut runner = Runner::new(&gpu, step, Some(source)).map_err(e)?;
-    let prepared = Prepared::new(&gpu, &cublas, gemm, seed).map_err(e)?;
+    let p = step.precision;
+    let prepared = Prepared::new(&gpu, &cublas, gemm, p, seed).map_err(e)?;
     // The submission gets guarded copies of A, B and C.
-    let a = DeviceMatrix::guarded(&gpu, &prepared.inputs.a, GUARD).map_err(e)?;
-    let b = DeviceMatrix::guarded(&gpu, &prepared.inputs.b, GUARD).map_err(e)?;
-    let mut c = DeviceMatrix::guarded(&gpu, &prepared.inputs.c0, GUARD).map_err(e)?;
+    let a = DeviceMatrix::guarded(&gpu, &prepared.inputs.a, p.input(), GUARD).map_err(e)?;
+    let b = DeviceMatrix::guarded(&gpu, &prepared.inputs.b, p.input(), GUARD).map_err(e)?;
+    let mut c = prepared.fresh_c(&gpu, GUARD).map_err(e)?;
     runner.run(gemm, &a, &b, &mut c).map_err(e)?;
     sync(&gpu, &runner.kernel.name).map_err(e)?;
     let got = c.download(&gpu).map_err(e)?;
@@ -184,7 +186,10 @@ fn run_case(step: &Step, file: &Path, gemm: &Gemm, seed: u64) -> Result<Value, S
                 .push(format!("wrote outside {name}: {before} guard elements before it and {after} after it changed"));
         }
     }
-    if a.download(&gpu).map_err(e)? != prepared.inputs.a || b.download(&gpu).map_err(e)? != prepared.inputs.b {
+    let stored = |x: &[f32]| x.iter().map(|&v| p.input().store(v)).collect::<Vec<f64>>();
+    if a.download(&gpu).map_err(e)? != stored(&prepared.inputs.a)
+        || b.download(&gpu).map_err(e)? != stored(&prepared.inputs.b)
+    {
         problems.push("modified its inputs A or B".to_string());
     }
     let passed = check.passed() && problems.is_empty();
@@ -209,17 +214,18 @@ pub fn grade_perf(args: &[String]) -> Result<(), String> {
     let e = |e: common::Error| e.to_string();
     let gpu = Gpu::shared().map_err(e)?;
     let cublas = Cublas::new(&gpu).map_err(e)?;
-    let prepared = Prepared::new(&gpu, &cublas, &gemm, seed).map_err(e)?;
+    let prepared = Prepared::new(&gpu, &cublas, &gemm, step.precision, seed).map_err(e)?;
     let plan = TimingPlan::default();
-    let mut c = DeviceMatrix::from_host(&gpu, &prepared.inputs.c0).map_err(e)?;
+    let mut c = prepared.fresh_c(&gpu, 0).map_err(e)?;
     let mut time = |kernel: Option<KernelSource>| -> Result<f64, String> {
         let mut runner = Runner::new(&gpu, step, kernel).map_err(e)?;
         Ok(time_runs(&gpu, plan, || runner.run(&gemm, &prepared.a, &prepared.b, &mut c)).map_err(e)?.median_ms)
     };
     let submission = time(Some(KernelSource::from_file(&file).map_err(e)?))?;
     let reference = time(None)?;
+    let (ca, cb) = prepared.cublas_inputs();
     let cublas_ms =
-        time_runs(&gpu, plan, || cublas.sgemm(&gpu, &gemm, &prepared.a, &prepared.b, &mut c)).map_err(e)?.median_ms;
+        time_runs(&gpu, plan, || cublas.gemm(&gpu, step.precision, &gemm, ca, cb, &mut c)).map_err(e)?.median_ms;
     println!("{}", json!({ "submission_ms": submission, "reference_ms": reference, "cublas_ms": cublas_ms }));
     Ok(())
 }
@@ -325,7 +331,7 @@ pub fn grade(args: &[String]) -> Result<(), String> {
         for (set, g) in &all {
             let seed = data::fresh_seed();
             let case_args = vec![
-                step.name.to_string(),
+                step.id(),
                 file.display().to_string(),
                 "--shape".into(),
                 g.shape.to_string(),
@@ -375,8 +381,7 @@ pub fn grade(args: &[String]) -> Result<(), String> {
     let mut performance = 0.0;
     let mut perf = Value::Null;
     if compile_error.is_none() && passed == scored_cases {
-        let perf_args =
-            vec![step.name.to_string(), file.display().to_string(), "--shape".into(), perf_shape.to_string()];
+        let perf_args = vec![step.id(), file.display().to_string(), "--shape".into(), perf_shape.to_string()];
         match child("grade-perf", &perf_args, timeout * 4) {
             Ok(v) => {
                 let (sub, reference, cublas) = (

@@ -7,8 +7,9 @@ use common::device::Gpu;
 use common::measure::{Prepared, TimingPlan, compare_prepared, sync, time_runs};
 use common::reference::{CUBLAS_MATH, Cublas};
 use common::step::{DeviceMatrix, Runner};
-use common::{Gemm, Shape, Step, data};
+use common::{Gemm, Precision, Shape, Step, data};
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -69,7 +70,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
         match flag.as_str() {
             "--out" => out = Some(PathBuf::from(value)),
-            "--steps" => steps = parse_list(value, |k| steps::find(k).ok_or(format!("no step {k}")))?,
+            "--steps" => {
+                let picked = parse_list(value, |k| Ok(steps::variants(k)))?;
+                steps = picked.into_iter().flatten().collect();
+            }
             "--shapes" => shapes = parse_list(value, |s| Shape::parse(s).map_err(|e| e.to_string()))?,
             _ => return Err(format!("unknown option {flag}\n{}", crate::USAGE)),
         }
@@ -96,20 +100,27 @@ pub fn run(args: &[String]) -> Result<(), String> {
     for (si, shape) in shapes.iter().enumerate() {
         let gemm = Gemm::new(*shape, 1.0, 0.0);
         let seed = data::fresh_seed();
-        let prepared = Prepared::new(&gpu, &cublas, &gemm, seed).map_err(e)?;
+        // One prepared problem (inputs, cuBLAS and CPU references) per precision and shape.
+        let mut prepared: HashMap<Precision, Prepared> = HashMap::new();
         for (ki, step) in steps.iter().enumerate() {
+            let prepared = match prepared.entry(step.precision) {
+                std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(Prepared::new(&gpu, &cublas, &gemm, step.precision, seed).map_err(e)?)
+                }
+            };
             let mut runner = Runner::new(&gpu, step, None).map_err(e)?;
             let launch = runner.launch_for(shape).map_err(e)?;
             let resources = runner.load(&launch).map_err(e)?.resources;
             let verified = prepared.check(&mut runner).map_err(e)?;
-            let cmp = compare_prepared(&mut runner, &cublas, &prepared, plan).map_err(e)?;
+            let cmp = compare_prepared(&mut runner, &cublas, prepared, plan).map_err(e)?;
             sync(&gpu, step.name).map_err(e)?;
             let passed = verified.passed();
             failures += usize::from(!passed);
             println!(
                 "[{:>3}/{total}] {:<26} {:<16} {:>9.3} ms {:>8.0} GFLOP/s {:>6.1}% of cuBLAS  err {:.1e}  {}  ({:.0} s)",
                 si * steps.len() + ki + 1,
-                step.name,
+                step.id(),
                 shape.to_string(),
                 cmp.kernel.median_ms,
                 cmp.kernel.gflops(&gemm),
@@ -119,10 +130,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 started.elapsed().as_secs_f64()
             );
             if !passed {
-                println!("{}", verified.report(step.name));
+                println!("{}", verified.report(&step.id()));
             }
             runs.push(json!({
-                "step": step.name,
+                "step": step.id(), "precision": step.precision.label(),
                 "m": shape.m, "n": shape.n, "k": shape.k, "alpha": gemm.alpha, "beta": gemm.beta, "seed": seed,
                 "passed": passed,
                 "time_ms": cmp.kernel.median_ms, "min_ms": cmp.kernel.min_ms, "reps": cmp.kernel.reps,
@@ -130,6 +141,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 "cublas_ms": cmp.cublas.median_ms, "cublas_gflops": cmp.cublas.gflops(&gemm),
                 "pct_of_cublas": 100.0 * cmp.ratio(),
                 "rel_err_vs_cpu": verified.vs_cpu.rel_frobenius, "rel_err_vs_cublas": verified.vs_cublas.rel_frobenius,
+                // FP16 and TF32: the error against the exact product of the unrounded FP32 inputs.
+                "rel_err_vs_exact": verified.vs_exact.as_ref().map_or(verified.vs_cpu.rel_frobenius, |x| x.rel_frobenius),
+                "worst_elem_ratio_vs_cpu": verified.vs_cpu.worst_ratio,
                 "registers": resources.registers, "static_smem_bytes": resources.smem_bytes,
                 "dynamic_smem_bytes": launch.dynamic_smem_bytes, "local_bytes": resources.stack_bytes,
                 "spill_bytes": resources.spills(),
@@ -138,8 +152,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             }));
         }
     }
-    let hashes: serde_json::Map<String, Value> =
-        steps.iter().map(|s| (s.name.to_string(), Value::from(s.kernel.hash()))).collect();
+    let hashes: serde_json::Map<String, Value> = steps.iter().map(|s| (s.id(), Value::from(s.kernel.hash()))).collect();
     let doc = json!({
         "tool": "cargo xtask sweep",
         "date": today(),

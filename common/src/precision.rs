@@ -1,0 +1,159 @@
+//! The precisions a kernel can compute in. Steps 1-6 are FP32 SGEMMs; step 7 runs the same
+//! product on tensor cores in FP16, TF32 and FP64. A precision fixes how A and B are stored,
+//! what the hardware multiplies (the inputs rounded to it), what C and the scalars are, which
+//! cuBLAS call is the reference, and how large an error is still correct.
+
+use std::fmt;
+
+/// How a GEMM is computed. Inputs are always generated as FP32 values; the precision says
+/// what the kernel sees of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// FP32 in, FP32 out, FP32 arithmetic (no tensor cores): steps 1-6.
+    F32,
+    /// FP32 in memory, rounded to TF32 (10 mantissa bits) by the kernel, FP32 accumulation
+    /// on tensor cores.
+    Tf32,
+    /// FP16 (half) inputs in memory, FP32 accumulation on tensor cores, FP32 C.
+    F16,
+    /// FP64 everywhere (DGEMM).
+    F64,
+}
+
+/// How a matrix is stored on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Elem {
+    F16,
+    F32,
+    F64,
+}
+
+impl Elem {
+    pub const fn bytes(self) -> usize {
+        match self {
+            Elem::F16 => 2,
+            Elem::F32 => 4,
+            Elem::F64 => 8,
+        }
+    }
+}
+
+impl Precision {
+    pub const ALL: [Precision; 4] = [Precision::F32, Precision::Tf32, Precision::F16, Precision::F64];
+
+    /// Short lower-case name, used in step ids, result files and flags: `fp16`.
+    pub const fn label(self) -> &'static str {
+        match self {
+            Precision::F32 => "fp32",
+            Precision::Tf32 => "tf32",
+            Precision::F16 => "fp16",
+            Precision::F64 => "fp64",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Precision> {
+        Precision::ALL.into_iter().find(|p| p.label().eq_ignore_ascii_case(text.trim()))
+    }
+
+    /// Storage of A and B on the device.
+    pub const fn input(self) -> Elem {
+        match self {
+            Precision::F16 => Elem::F16,
+            Precision::F64 => Elem::F64,
+            Precision::F32 | Precision::Tf32 => Elem::F32,
+        }
+    }
+
+    /// Storage of C, and the type of alpha and beta.
+    pub const fn output(self) -> Elem {
+        match self {
+            Precision::F64 => Elem::F64,
+            _ => Elem::F32,
+        }
+    }
+
+    /// The value the hardware multiplies when the kernel is given `x`: `x` rounded to the
+    /// precision's input format (FP16 round-to-nearest-even as the host stores it; TF32
+    /// round-to-nearest, ties away from zero, as `cvt.rna.tf32.f32` does in the kernel).
+    /// Exact in f32 for every precision.
+    pub fn round_input(self, x: f32) -> f32 {
+        match self {
+            Precision::F32 | Precision::F64 => x,
+            Precision::F16 => half::f16::from_f32(x).to_f32(),
+            Precision::Tf32 => tf32_rna(x),
+        }
+    }
+
+    /// True when the kernel multiplies something other than the FP32 inputs.
+    pub fn rounds_inputs(self) -> bool {
+        matches!(self, Precision::Tf32 | Precision::F16)
+    }
+
+    /// Unit roundoff of the input format: the relative error of rounding one input.
+    pub fn input_unit_roundoff(self) -> f64 {
+        match self {
+            // 10 stored mantissa bits: 2^-11.
+            Precision::F16 | Precision::Tf32 => 2f64.powi(-11),
+            Precision::F32 | Precision::F64 => 0.0,
+        }
+    }
+
+    /// True for the tensor-core precisions.
+    pub fn tensor_cores(self) -> bool {
+        !matches!(self, Precision::F32)
+    }
+
+    /// The oldest GPU with tensor cores for this precision (FP16: Volta; TF32 and FP64: Ampere).
+    pub const fn min_cc(self) -> (i32, i32) {
+        match self {
+            Precision::F32 => (3, 5),
+            Precision::F16 => (7, 0),
+            Precision::Tf32 | Precision::F64 => (8, 0),
+        }
+    }
+}
+
+impl fmt::Display for Precision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// FP32 -> TF32 bits: round to 10 mantissa bits, to nearest with ties away from zero
+/// (PTX `cvt.rna.tf32.f32`), the 13 low bits zero. Our inputs are finite and small.
+pub fn tf32_rna(x: f32) -> f32 {
+    if !x.is_finite() {
+        return x;
+    }
+    // Adding half of the last kept bit to the magnitude rounds ties away from zero.
+    f32::from_bits((x.to_bits() + 0x1000) & 0xffff_e000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tf32_rounds_to_nearest_ties_away() {
+        assert_eq!(tf32_rna(1.0), 1.0);
+        // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: away from zero.
+        assert_eq!(tf32_rna(1.0 + 2f32.powi(-11)), 1.0 + 2f32.powi(-10));
+        assert_eq!(tf32_rna(-(1.0 + 2f32.powi(-11))), -(1.0 + 2f32.powi(-10)));
+        assert_eq!(tf32_rna(1.0 + 2f32.powi(-12)), 1.0);
+        let x = 0.123_456_79f32;
+        assert_eq!(tf32_rna(x).to_bits() & 0x1fff, 0);
+        assert!(((tf32_rna(x) - x) / x).abs() as f64 <= Precision::Tf32.input_unit_roundoff());
+    }
+
+    #[test]
+    fn fp16_rounding_and_labels() {
+        assert_eq!(Precision::F16.round_input(1.0 + 2f32.powi(-12)), 1.0);
+        assert_eq!(Precision::F32.round_input(0.1), 0.1);
+        for p in Precision::ALL {
+            assert_eq!(Precision::parse(p.label()), Some(p));
+        }
+        assert_eq!(Precision::parse("FP16"), Some(Precision::F16));
+        assert_eq!(Precision::F16.input().bytes(), 2);
+        assert_eq!(Precision::F64.output().bytes(), 8);
+    }
+}

@@ -1,0 +1,97 @@
+//! Step 7: tensor cores through WMMA. One kernel source, built per precision: FP16 inputs
+//! with FP32 accumulation, FP32 inputs rounded to TF32, and FP64 (DGEMM).
+
+use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
+
+/// Block, warp and pipeline shape, passed to the kernel as compile-time defines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tiles {
+    /// C tile of a block, BM x BN, and the depth in K of one pipeline stage.
+    pub bm: usize,
+    pub bn: usize,
+    pub bk: usize,
+    /// C tile of a warp, WM x WN: (WM/16) x (WN/16) fragments (8x8 for FP64).
+    pub wm: usize,
+    pub wn: usize,
+    /// K-tiles in flight: one computing, STAGES-1 loading.
+    pub stages: usize,
+    /// Blocks per SM the compiler must leave registers for (`__launch_bounds__`).
+    pub min_blocks: usize,
+}
+
+// ANCHOR: tiles
+/// The tiles per precision. FP16 and TF32: 128x128 per block, four warps of 64x64 (16
+/// fragments each, so every fragment loaded from shared memory feeds four products), 64
+/// bytes of K per stage. FP64: the tensor cores are 16x slower, so a 64x64 block of four
+/// 32x32 warps already keeps them busy.
+pub const fn tiles(p: Precision) -> Tiles {
+    match p {
+        Precision::F16 => Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 64, stages: 3, min_blocks: 2 },
+        Precision::Tf32 => Tiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 64, stages: 3, min_blocks: 2 },
+        Precision::F64 | Precision::F32 => Tiles { bm: 64, bn: 64, bk: 16, wm: 32, wn: 32, stages: 3, min_blocks: 2 },
+    }
+}
+// ANCHOR_END: tiles
+
+// ANCHOR: launch
+/// One block per BM x BN tile of C. The 16-byte copies (VEC) need every row of A and B to
+/// start 16-byte aligned: K and N multiples of 16 bytes' worth of elements. EDGE = 0 when
+/// the tiles divide M, N and K. Shared memory: STAGES (A tile, B tile) pairs with 16 bytes of
+/// padding per row, or the epilogue's staging of C, whichever is larger.
+pub fn launch_with(s: &Shape, p: Precision, t: Tiles) -> Launch {
+    let (elem, out) = (p.input().bytes(), p.output().bytes());
+    let chunk = 16 / elem;
+    let vec = s.k % chunk == 0 && s.n % chunk == 0;
+    let edge = !(vec && s.m % t.bm == 0 && s.n % t.bn == 0 && s.k % t.bk == 0);
+    let warps = (t.bm / t.wm) * (t.bn / t.wn);
+    let pipeline = t.stages * (t.bm * (t.bk + chunk) + t.bk * (t.bn + chunk)) * elem;
+    let fragment_rows = if p == Precision::F64 { 8 } else { 16 };
+    let epilogue = warps * fragment_rows * (t.wn + 16 / out) * out;
+    let prec = match p {
+        Precision::F16 => 16,
+        Precision::Tf32 | Precision::F32 => 32,
+        Precision::F64 => 64,
+    };
+    let mut launch = Launch::new((ceil_div(s.n, t.bn), ceil_div(s.m, t.bm), 1), (32 * warps as u32, 1, 1))
+        .define("PREC", prec)
+        .define("BM", t.bm as i64)
+        .define("BN", t.bn as i64)
+        .define("BK", t.bk as i64)
+        .define("WM", t.wm as i64)
+        .define("WN", t.wn as i64)
+        .define("STAGES", t.stages as i64)
+        .define("MIN_BLOCKS", t.min_blocks as i64)
+        .define("VEC", vec as i64)
+        .define("EDGE", edge as i64);
+    launch.dynamic_smem_bytes = pipeline.max(epilogue) as u32;
+    launch
+}
+// ANCHOR_END: launch
+
+fn launch_fp16(s: &Shape) -> Launch {
+    launch_with(s, Precision::F16, tiles(Precision::F16))
+}
+fn launch_tf32(s: &Shape) -> Launch {
+    launch_with(s, Precision::Tf32, tiles(Precision::Tf32))
+}
+fn launch_fp64(s: &Shape) -> Launch {
+    launch_with(s, Precision::F64, tiles(Precision::F64))
+}
+
+const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
+    Step {
+        name: "step07-wmma",
+        idea: "warps multiply 16x16 fragments on the tensor cores (WMMA), fed by a cp.async pipeline",
+        kernel: kernel_source!("src/kernel.cu"),
+        launch,
+        min_cc: precision.min_cc(),
+        precision,
+    }
+}
+
+pub const FP16: Step = variant(Precision::F16, launch_fp16);
+pub const TF32: Step = variant(Precision::Tf32, launch_tf32);
+pub const FP64: Step = variant(Precision::F64, launch_fp64);
+
+/// The three precisions of this step, FP16 first (the binary's default).
+pub const VARIANTS: [Step; 3] = [FP16, TF32, FP64];
