@@ -5,7 +5,7 @@
 # several precisions (step 7) are timed, profiled and sanitized in each. BENCHES (a glob),
 # NCU_STEPS, SANITIZE_STEPS and TIME_STEPS (regexes) narrow those parts to some steps;
 # TIME_SHAPES lists the shapes of the time part (default 4096); EXPERIMENTS lists the
-# experiment kernels to time (default: all of notes/experiments). Every program's
+# experiment kernels to time (default: all of notes/experiments); TESTS (a glob) the test binaries. Every program's
 # output goes to OUT/logs/; a short summary is printed last and kept in OUT/summary.md.
 set -u
 bundle=$(cd "$1" && pwd); out=$2; shift 2
@@ -34,7 +34,7 @@ fi
 
 if has tests; then
   say "## tests"
-  for t in "$bundle"/tests/*; do
+  for t in "$bundle"/tests/${TESTS:-*}; do
     name=$(basename "$t")
     start=$(date +%s%N)
     "$t" > "$logs/test-$name.log" 2>&1; rc=$?

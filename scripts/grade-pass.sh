@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Score cards on a GPU machine: every step's reference solution, every generated skeleton, and
+# the deliberately broken kernels, graded by the bundle's xtask (`cargo xtask grade`).
+#   scripts/grade-pass.sh BUNDLE SKELETONS OUT [refs] [skeletons] [broken]
+# SKELETONS holds stepNN.cu files made by `cargo xtask handout NN`. Each grade's card and
+# Gradescope JSON go to OUT; a table of the totals is printed last.
+set -u
+bundle=$(cd "$1" && pwd); skel=$2; out=$3; shift 3
+parts=${*:-refs skeletons broken}
+mkdir -p "$out"; out=$(cd "$out" && pwd)
+export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$CUDA_HOME/lib64
+xtask=$bundle/bin/xtask
+hidden=labs/hidden-example.txt
+has() { [[ " $parts " == *" $1 "* ]]; }
+table=$out/cards.md
+echo "| step | kernel | correctness | speed | total | first failure |" > "$table"
+echo "|---|---|---:|---:|---:|---|" >> "$table"
+grade() { # label, step, file
+  local label=$1 step=$2 file=$3
+  "$xtask" grade "$step" "$file" --hidden "$hidden" --timeout 10 --perf-shape "${PERF_SHAPE:-2048}" \
+    --json "$out/$label.json" > "$out/$label.log" 2>&1
+  local card
+  card=$(sed -n '/^score card/,$p' "$out/$label.log")
+  local corr speed total fail
+  corr=$(echo "$card" | grep -oE 'correctness [0-9]+/[0-9]+ scored cases: [0-9.]+' | sed 's/correctness //; s/ scored cases: / → /')
+  speed=$(echo "$card" | grep -oE 'reference solution: [0-9.]+' | grep -oE '[0-9.]+$')
+  total=$(echo "$card" | grep -oE 'total: [0-9.]+' | grep -oE '[0-9.]+$')
+  fail=$(grep -m1 -E '^FAIL' "$out/$label.log" | cut -c1-150 | tr '|' '/')
+  [ -n "$card" ] || fail="no score card: $(tail -1 "$out/$label.log" | cut -c1-150)"
+  echo "| $step | $label | ${corr:--} | ${speed:--} | ${total:--} | ${fail:-none} |" | tee -a "$table"
+}
+if has refs; then
+  for s in 01 02 03 04 05 06; do grade "reference-step$s" "$s" "$(ls -d step$s-*)/src/kernel.cu"; done
+  for p in fp16 tf32 fp64; do grade "reference-step07-$p" "step07-wmma-$p" step07-wmma/src/kernel.cu; done
+fi
+if has skeletons; then
+  for f in "$skel"/step*.cu; do
+    s=$(basename "$f" .cu); grade "skeleton-$s" "${s#step}" "$f"
+  done
+fi
+if has broken; then
+  for f in labs/broken/*/*.cu; do
+    s=$(basename "$(dirname "$f")"); grade "broken-${s%%-*}-$(basename "$f" .cu)" "${s%%-*}" "$f"
+  done
+fi
+echo; cat "$table"
