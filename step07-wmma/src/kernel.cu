@@ -6,7 +6,7 @@
 //
 // One source, three precisions, picked by the define PREC:
 //   PREC == 16: FP16 inputs (half in memory), FP32 accumulation, m16n16k16 fragments;
-//   PREC == 32: FP32 inputs rounded to TF32 in shared memory, m16n16k8;
+//   PREC == 32: FP32 inputs rounded to TF32 as fragments are loaded, m16n16k8;
 //   PREC == 64: FP64 (DGEMM) on the double-precision tensor cores, m8n8k4.
 // The signature is the ladder's, with the element types of the precision; the entry keeps
 // the ladder's name `sgemm` so that the harness launches every step the same way.
@@ -57,16 +57,6 @@ static_assert((BM * BK / CHUNK) % NUM_THREADS == 0 && (BK * BN / CHUNK) % NUM_TH
 static_assert(STAGES >= 2, "a pipeline needs at least two stages");
 static_assert(PAD_A % CHUNK == 0 && PAD_B % CHUNK == 0, "padding keeps rows 16-byte aligned");
 
-// ANCHOR: tf32
-// FP32 -> TF32: round to 10 mantissa bits, to nearest with ties away from zero (what
-// cvt.rna.tf32.f32 does), with two integer operations: add half of the last kept bit, clear
-// the 13 dropped ones. Infinity and NaN pass unchanged.
-__device__ __forceinline__ float to_tf32(float x) {
-    const unsigned bits = __float_as_uint(x);
-    return (bits & 0x7fffffffu) < 0x7f800000u ? __uint_as_float((bits + 0x1000u) & 0xffffe000u) : x;
-}
-// ANCHOR_END: tf32
-
 // ANCHOR: copy
 // One 16-byte chunk global -> shared. On sm_80 and later with cp.async: the copy bypasses
 // the registers and runs in the background until cp_async_wait. `valid == false` writes
@@ -115,31 +105,12 @@ __device__ __forceinline__ void load_tile(elem_t* S, int ld, const elem_t* G, in
     for (int e = threadIdx.x; e < ROWS * COLS; e += NUM_THREADS) {
         const int r = e / COLS, col = e % COLS;
         const bool in = row0 + r < rows_total && col0 + col < cols_total;
-        elem_t v = in ? G[(row0 + r) * cols_total + col0 + col] : static_cast<elem_t>(0.0f);
-#if PREC == 32
-        v = to_tf32(v);
-#endif
-        S[r * ld + col] = v;
+        S[r * ld + col] = in ? G[(row0 + r) * cols_total + col0 + col] : static_cast<elem_t>(0.0f);
     }
 #endif
 }
 // ANCHOR_END: load_tile
 
-#if PREC == 32 && VEC
-// TF32 with cp.async: the copies land as FP32, so each thread rounds the chunks it copied
-// itself (the same indices as load_tile), once per element, before the barrier publishes them.
-template <int ROWS, int COLS>
-__device__ __forceinline__ void round_tile(float* S, int ld) {
-    constexpr int PER_ROW = COLS / CHUNK;
-#pragma unroll
-    for (int i = 0; i < ROWS * PER_ROW / NUM_THREADS; ++i) {
-        const int c = threadIdx.x + i * NUM_THREADS;
-        float4* p = reinterpret_cast<float4*>(&S[(c / PER_ROW) * ld + (c % PER_ROW) * CHUNK]);
-        float4 v = *p;
-        *p = make_float4(to_tf32(v.x), to_tf32(v.y), to_tf32(v.z), to_tf32(v.w));
-    }
-}
-#endif
 
 // ANCHOR: kernel
 // MIN_BLOCKS blocks per SM: the register budget per thread is what the host picked.
@@ -180,10 +151,6 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
     }
     for (int t = 0; t < tiles; ++t) {
         cp_async_wait<STAGES - 2>();  // my copies of K-tile t have landed ...
-#if PREC == 32 && VEC
-        round_tile<BM, BK>(smem + (t % STAGES) * STAGE, LDA);
-        round_tile<BK, BN>(smem + (t % STAGES) * STAGE + BM * LDA, LDB);
-#endif
         __syncthreads();               // ... and everyone's; and everyone is done with tile t-1
         // Refill the stage tile t-1 used (nobody reads it any more) with tile t+STAGES-1.
         if (t + STAGES - 1 < tiles) load_stage(t + STAGES - 1);
@@ -196,11 +163,24 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
         for (int kk = 0; kk < BK; kk += FK) {
             wmma::fragment<wmma::matrix_a, FM, FN, FK, frag_t, wmma::row_major> a[TILES_M];
             wmma::fragment<wmma::matrix_b, FM, FN, FK, frag_t, wmma::row_major> b[TILES_N];
-            // (TF32: the tiles in shared memory hold TF32 values already.)
 #pragma unroll
-            for (int i = 0; i < TILES_M; ++i) wmma::load_matrix_sync(a[i], &As[(warpRow + i * FM) * LDA + kk], LDA);
+            for (int i = 0; i < TILES_M; ++i) {
+                wmma::load_matrix_sync(a[i], &As[(warpRow + i * FM) * LDA + kk], LDA);
+#if PREC == 32
+                // TF32: round each FP32 value to 10 mantissa bits, to nearest with ties away
+                // from zero (cvt.rna.tf32.f32), as the WMMA documentation prescribes.
 #pragma unroll
-            for (int j = 0; j < TILES_N; ++j) wmma::load_matrix_sync(b[j], &Bs[kk * LDB + warpCol + j * FN], LDB);
+                for (int e = 0; e < a[i].num_elements; ++e) a[i].x[e] = wmma::__float_to_tf32(a[i].x[e]);
+#endif
+            }
+#pragma unroll
+            for (int j = 0; j < TILES_N; ++j) {
+                wmma::load_matrix_sync(b[j], &Bs[kk * LDB + warpCol + j * FN], LDB);
+#if PREC == 32
+#pragma unroll
+                for (int e = 0; e < b[j].num_elements; ++e) b[j].x[e] = wmma::__float_to_tf32(b[j].x[e]);
+#endif
+            }
             // Every A fragment meets every B fragment: TILES_M + TILES_N loads feed
             // TILES_M * TILES_N tensor-core products.
 #pragma unroll

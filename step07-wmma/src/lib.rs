@@ -27,7 +27,7 @@ pub struct Tiles {
 /// 32x32 warps already keeps them busy.
 pub const fn tiles(p: Precision) -> Tiles {
     match p {
-        Precision::F16 => Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 64, stages: 4, min_blocks: 2 },
+        Precision::F16 => Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 64, stages: 5, min_blocks: 2 },
         Precision::Tf32 => Tiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 64, stages: 3, min_blocks: 2 },
         Precision::F64 | Precision::F32 => Tiles { bm: 64, bn: 64, bk: 16, wm: 32, wn: 32, stages: 3, min_blocks: 2 },
     }
