@@ -4,6 +4,7 @@
 //! results (source hash), or when an `{{#include}}` of the book or its anchor does not resolve.
 
 use crate::svg::{Axis, Chart, PALETTE, REFERENCE, Ticks};
+use common::Precision;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -27,9 +28,24 @@ impl Results {
         self.runs().find(|r| r["step"] == step && shape_of(r) == shape)
     }
 
-    /// Steps in registry order, as recorded.
+    /// The FP32 steps (the SGEMM ladder) in registry order, as recorded.
     fn steps(&self) -> Vec<&'static str> {
-        steps::ALL.iter().map(|s| s.name).filter(|n| self.runs().any(|r| r["step"] == *n)).collect()
+        steps::ALL
+            .iter()
+            .filter(|s| s.precision == Precision::F32)
+            .map(|s| s.name)
+            .filter(|n| self.runs().any(|r| r["step"] == *n))
+            .collect()
+    }
+
+    /// The tensor-core steps (step 7 in each precision), as recorded: (id, precision).
+    fn tensor_steps(&self) -> Vec<(String, Precision)> {
+        steps::ALL
+            .iter()
+            .filter(|s| s.precision != Precision::F32)
+            .map(|s| (s.id(), s.precision))
+            .filter(|(id, _)| self.runs().any(|r| r["step"] == id.as_str()))
+            .collect()
     }
 
     /// Shapes in recorded order, without repeats.
@@ -94,6 +110,10 @@ pub fn generate(all: &[Results]) -> BTreeMap<String, String> {
         for step in r.steps() {
             out.insert(format!("{dir}/{step}.md"), per_step(r, step));
         }
+        for (id, _) in r.tensor_steps() {
+            out.insert(format!("{dir}/{id}.md"), per_step(r, &id));
+        }
+        out.insert(format!("{dir}/tensor.md"), tensor(r));
         out.insert(format!("{dir}/gflops.svg"), gflops_chart(r));
         out.insert(format!("{dir}/scaling.svg"), scaling_chart(r));
         out.insert(format!("{dir}/roofline.svg"), roofline_chart(r));
@@ -152,6 +172,41 @@ fn ladder(r: &Results) -> String {
     if let Some(x) = r.run(r.steps().first().copied().unwrap_or(""), HEADLINE) {
         let _ = writeln!(s, "| cuBLAS | {:.3} | {:.0} | 100% | | | | | |", f(&x["cublas_ms"]), f(&x["cublas_gflops"]));
     }
+    s
+}
+
+/// Step 7 in every precision at the large squares and the MLP shape: its rate against cuBLAS in
+/// the same precision and against cuBLAS SGEMM (the FP32 steps' reference, same sweep), and what
+/// each precision costs in accuracy.
+fn tensor(r: &Results) -> String {
+    let mut s = String::from(
+        "| precision | shape | time (ms) | TFLOP/s | cuBLAS, same precision (TFLOP/s) | % of cuBLAS | x cuBLAS SGEMM | \
+         error vs float64 of the rounded inputs | error vs exact FP32 product | registers | shared memory (B) | spills (B) |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let sgemm = |shape| r.steps().iter().find_map(|st| r.run(st, shape)).map(|x| f(&x["cublas_gflops"]));
+    for (id, p) in r.tensor_steps() {
+        for shape in [(1024, 1024, 1024), (2048, 2048, 2048), HEADLINE, (8192, 8192, 8192), (4096, 11008, 4096)] {
+            let Some(x) = r.run(&id, shape) else { continue };
+            let vs_sgemm = sgemm(shape).map_or("-".to_string(), |g| format!("{:.1}x", f(&x["gflops"]) / g));
+            let _ = writeln!(
+                s,
+                "| {p} | {} | {:.3} | {:.1} | {:.1} | {:.1}% | {vs_sgemm} | {:.1e} | {:.1e} | {} | {} | {} |",
+                shape_name(shape),
+                f(&x["time_ms"]),
+                f(&x["gflops"]) / 1e3,
+                f(&x["cublas_gflops"]) / 1e3,
+                f(&x["pct_of_cublas"]),
+                f(&x["rel_err_vs_cpu"]),
+                f(&x["rel_err_vs_exact"]),
+                x["registers"],
+                f(&x["static_smem_bytes"]) + f(&x["dynamic_smem_bytes"]),
+                x["spill_bytes"],
+            );
+        }
+    }
+    s += "\nErrors are relative Frobenius norms (alpha 1, beta 0; sampled rows at the largest shapes). \
+          FP64's error vs the exact product is its error vs float64.\n";
     s
 }
 
@@ -338,6 +393,13 @@ fn readme_table(r: &Results) -> String {
             let _ = writeln!(s, "{row} {cublas:.0} |");
         }
     }
+    if !r.tensor_steps().is_empty() {
+        let _ = write!(
+            s,
+            "\nStep 7 on tensor cores, same sweep, against cuBLAS in the same precision. {}",
+            tensor_readme_line(r)
+        );
+    }
     s
 }
 
@@ -363,6 +425,26 @@ fn step_readme_line(r: &Results, step: &str) -> String {
     )
 }
 
+/// One sentence for step 7's README: each precision at 4096³ against cuBLAS in that precision.
+fn tensor_readme_line(r: &Results) -> String {
+    let parts: Vec<String> = r
+        .tensor_steps()
+        .iter()
+        .filter_map(|(id, p)| {
+            r.run(id, HEADLINE).map(|x| {
+                format!("{p} {:.1} TFLOP/s ({:.1}% of cuBLAS {p})", f(&x["gflops"]) / 1e3, f(&x["pct_of_cublas"]))
+            })
+        })
+        .collect();
+    format!(
+        "On one {} ({} sweep, `results/{}.json`), at 4096³: {}.\n",
+        r.gpu("name").as_str().unwrap_or("?"),
+        r.doc["date"].as_str().unwrap_or("?"),
+        r.slug,
+        parts.join(", ")
+    )
+}
+
 /// Replaces the text between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`.
 fn fill(text: &str, name: &str, content: &str) -> Option<String> {
     let open = format!("<!-- generated:{name} -->\n");
@@ -380,6 +462,16 @@ pub fn readmes(root: &Path, all: &[Results]) -> Vec<(PathBuf, String)> {
     if let Some(text) = std::fs::read_to_string(&readme).ok().and_then(|t| fill(&t, "results", &readme_table(r))) {
         out.push((readme, text));
     }
+    let tensor = r.tensor_steps();
+    if let Some((id, _)) = tensor.first() {
+        let name = steps::find(id).map_or("", |s| s.name);
+        let path = root.join(name).join("README.md");
+        if let Some(text) =
+            std::fs::read_to_string(&path).ok().and_then(|t| fill(&t, "measured", &tensor_readme_line(r)))
+        {
+            out.push((path, text));
+        }
+    }
     for step in r.steps() {
         let path = root.join(step).join("README.md");
         if let Some(text) =
@@ -396,15 +488,17 @@ pub fn stale_hashes(all: &[Results]) -> Vec<String> {
     let mut problems = Vec::new();
     for r in all {
         for step in steps::ALL {
-            match r.doc["kernel_hashes"][step.name].as_str() {
+            match r.doc["kernel_hashes"][step.id()].as_str() {
                 Some(h) if h == step.kernel.hash() => {}
                 Some(_) => problems.push(format!(
                     "{}: {} changed after these results were recorded; re-run `cargo xtask sweep` on that GPU",
-                    r.slug, step.name
+                    r.slug,
+                    step.id()
                 )),
                 None => problems.push(format!(
                     "{}: no recorded results for {}; run `cargo xtask sweep` on that GPU",
-                    r.slug, step.name
+                    r.slug,
+                    step.id()
                 )),
             }
         }
