@@ -280,6 +280,32 @@ mod tests {
     }
 
     #[test]
+    fn tolerances_follow_the_precision() {
+        use crate::Precision;
+        let k = 4096;
+        // Tensor-core FP32 accumulation truncates: one ulp per addition, no cancellation assumed.
+        let tc = Tolerance::vs_reference(Precision::F16);
+        assert_eq!(tc.frobenius(k), 2f64.powi(-23) * Tolerance::roundings(k));
+        assert!(tc.frobenius(k) > Tolerance::F32_VS_F64.frobenius(k));
+        // FP64 is judged at FP64's roundoff; against the exact product, input rounding dominates.
+        assert!(Tolerance::vs_reference(Precision::F64).frobenius(k) < 1e-12);
+        assert!(Tolerance::vs_exact(Precision::Tf32).frobenius(k) > 2.0 * 2f64.powi(-11));
+        assert_eq!(Tolerance::vs_cublas(Precision::F32).sides, 2.0);
+    }
+
+    #[test]
+    fn a_tf32_rounded_product_fails_the_fp32_check() {
+        // An FP32 kernel that silently used TF32 is caught: its error is far above FP32's bound.
+        let (gemm, inputs, _, exp) = setup(Shape::new(64, 64, 256), 0.0);
+        let a: Vec<f32> = inputs.a.iter().map(|&x| crate::precision::tf32_rna(x)).collect();
+        let b: Vec<f32> = inputs.b.iter().map(|&x| crate::precision::tf32_rna(x)).collect();
+        let rows: Vec<usize> = (0..64).collect();
+        let got: Vec<f64> =
+            cpu_reference(&gemm, &a, &b, &inputs.c0, &rows).values.iter().map(|&v| v as f32 as f64).collect();
+        assert!(!check(&gemm, &inputs, &got, &exp).passed());
+    }
+
+    #[test]
     fn exact_zero_reference_needs_exact_zero() {
         let gemm = Gemm::new(Shape::new(2, 2, 2), 0.0, 0.0);
         let inputs = Inputs::new(&gemm, 1);
