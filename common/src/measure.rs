@@ -80,10 +80,12 @@ impl Prepared {
         let (ein, eout) = (precision.input(), precision.output());
         let a = DeviceMatrix::guarded(gpu, &inputs.a, ein, 0)?;
         let b = DeviceMatrix::guarded(gpu, &inputs.b, ein, 0)?;
+        // What the kernel multiplies: copies only for the precisions that round their inputs.
         let round = |x: &[f32]| x.iter().map(|&v| precision.round_input(v)).collect::<Vec<f32>>();
-        let (ra, rb) = (round(&inputs.a), round(&inputs.b));
+        let rounded_inputs = precision.rounds_inputs().then(|| (round(&inputs.a), round(&inputs.b)));
+        let (ra, rb) = rounded_inputs.as_ref().map_or((&inputs.a[..], &inputs.b[..]), |(x, y)| (&x[..], &y[..]));
         let rounded = if precision == Precision::Tf32 {
-            Some((DeviceMatrix::guarded(gpu, &ra, ein, 0)?, DeviceMatrix::guarded(gpu, &rb, ein, 0)?))
+            Some((DeviceMatrix::guarded(gpu, ra, ein, 0)?, DeviceMatrix::guarded(gpu, rb, ein, 0)?))
         } else {
             None
         };
@@ -94,7 +96,7 @@ impl Prepared {
         let from_cublas = c_ref.download(gpu)?;
         let scales = Scales::new(gemm, &inputs.a, &inputs.b);
         let rows = reference_rows(gemm);
-        let cpu = cpu_reference(gemm, &ra, &rb, &inputs.c0, &rows);
+        let cpu = cpu_reference(gemm, ra, rb, &inputs.c0, &rows);
         let exact = precision.rounds_inputs().then(|| cpu_reference(gemm, &inputs.a, &inputs.b, &inputs.c0, &rows));
         let cublas = Reference { rows: (0..gemm.shape.m).collect(), values: from_cublas };
         Ok(Prepared { gemm: *gemm, precision, seed, inputs, a, b, rounded, scales, cpu, exact, cublas })

@@ -5,7 +5,7 @@
 use crate::device::{Gpu, cublas_present};
 use crate::precision::{Elem, Precision};
 use crate::problem::Gemm;
-use crate::step::DeviceMatrix;
+use crate::step::{DeviceMatrix, check_storage};
 use crate::{Error, Result};
 use cudarc::cublas::sys as cb;
 use ndarray::{Array2, ArrayView2, s};
@@ -61,9 +61,7 @@ impl Cublas {
     ) -> Result<()> {
         let s = gemm.shape;
         s.check_32bit()?;
-        if a.elem != precision.input() || b.elem != precision.input() || c.elem != precision.output() {
-            return Err(Error::BadInput(format!("cuBLAS {precision}: buffers of the wrong type")));
-        }
+        check_storage(precision, a, b, c)?;
         let (m, n, k) = (s.m as i32, s.n as i32, s.k as i32);
         let ty = |e: Elem| match e {
             Elem::F16 => cb::cudaDataType::CUDA_R_16F,

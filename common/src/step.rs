@@ -139,6 +139,14 @@ impl Elem {
     }
 }
 
+/// Checks that A, B and C are stored as `p` says (A and B in its input type, C in its output type).
+pub fn check_storage(p: Precision, a: &DeviceMatrix, b: &DeviceMatrix, c: &DeviceMatrix) -> Result<()> {
+    if a.elem != p.input() || b.elem != p.input() || c.elem != p.output() {
+        return Err(Error::BadInput(format!("buffers are not stored as {p} expects")));
+    }
+    Ok(())
+}
+
 impl DeviceMatrix {
     /// `host` on the GPU as FP32.
     pub fn from_host(gpu: &Gpu, host: &[f32]) -> Result<Self> {
@@ -290,9 +298,7 @@ impl Runner {
             return Err(Error::BadInput(format!("buffers do not match shape {s}")));
         }
         let p = self.step.precision;
-        if a.elem != p.input() || b.elem != p.input() || c.elem != p.output() {
-            return Err(Error::BadInput(format!("buffers are not stored as {p} expects")));
-        }
+        check_storage(p, a, b, c)?;
         let launch = self.launch_for(&s)?;
         if s.is_empty() {
             return Ok(());
