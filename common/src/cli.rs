@@ -81,6 +81,18 @@ impl Options {
 /// The header of the result table every tool prints.
 pub const TABLE_HEADER: &str = "| kernel | shape | alpha | beta | time (ms) | GFLOP/s | cuBLAS GFLOP/s | % of cuBLAS | check |\n|---|---|---:|---:|---:|---:|---:|---:|---|";
 
+/// Main of a tool (the examples): the compute cache off, errors as one line and exit 1.
+pub fn tool_main(run: impl FnOnce() -> crate::Result<()>) -> ExitCode {
+    crate::compile::disable_compute_cache();
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// Main of every step binary: prints errors as one line and exits 1, never panics.
 pub fn main(step: &Step) -> ExitCode {
     main_variants(std::slice::from_ref(step))

@@ -39,14 +39,7 @@ fn candidates(p: Precision) -> Vec<Tiles> {
 }
 
 fn main() -> std::process::ExitCode {
-    common::compile::disable_compute_cache();
-    match run() {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    common::cli::tool_main(run)
 }
 
 fn run() -> Result<()> {
