@@ -82,6 +82,19 @@ fn launches_are_checked(step: &Step) -> Result<(), Failed> {
     Ok(())
 }
 
+/// The roof kernel of steps 3 and 4 (`step04-bankfree/examples/roof.cu`) compiles with the
+/// steps' defines and either padding, without spills.
+fn roof_compiles(pad: i64, arch: &str) -> Result<(), Failed> {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../step04-bankfree/examples/roof.cu");
+    let source = common::KernelSource::from_file(&file).map_err(|e| e.to_string())?;
+    let launch = (step04_bankfree::STEP.launch)(&Shape::cube(4096)).define("PAD", pad);
+    let r = compile(&source, &launch.defines, arch).map_err(|e| e.to_string())?.resources;
+    if r.registers == 0 || r.spills() > 0 || r.stack_bytes > 0 {
+        return Err(format!("roof.cu PAD={pad} on {arch}: {r:?}").into());
+    }
+    Ok(())
+}
+
 /// A kernel that does not compile gets NVRTC's log, naming the file and line.
 fn compile_errors_name_file_and_line() -> Result<(), Failed> {
     let source = common::KernelSource {
@@ -112,6 +125,13 @@ fn main() -> std::process::ExitCode {
             .with_kind("nvrtc")
             .with_ignored_flag(no_nvrtc),
     ];
+    for (pad, arch) in [0, 1].into_iter().flat_map(|p| ARCHS.map(|a| (p, a))) {
+        trials.push(
+            Trial::test(format!("step04-bankfree/roof-pad{pad}-{arch}"), move || roof_compiles(pad, arch))
+                .with_kind("nvrtc")
+                .with_ignored_flag(no_nvrtc),
+        );
+    }
     for step in steps::ALL {
         trials.push(Trial::test(format!("{}/launch-limits", step.name), move || launches_are_checked(step)));
         for file in experiments(step) {
