@@ -29,9 +29,10 @@ struct Variant {
 }
 
 const fn v(id: i64, precision: Precision, api: &'static str, shape: &'static str, mnk: [usize; 3]) -> Variant {
+    // WMMA FP16 came with sm_70; TF32, FP64 and the PTX m16n8k16 FP16 shape with sm_80.
     let min_cc = match (id, precision) {
         (7, _) => (9, 0),
-        (_, Precision::F16) => (7, 0),
+        (1, Precision::F16) => (7, 0),
         _ => (8, 0),
     };
     Variant { id, precision, api, shape, flops: (2 * mnk[0] * mnk[1] * mnk[2]) as f64, min_cc }
@@ -134,8 +135,10 @@ fn run() -> Result<()> {
 /// `--cubin-dir DIR` also keeps the CUBINs, for `cuobjdump -sass`.
 fn compile_only(archs: &str, cubin_dir: Option<String>) -> Result<()> {
     for arch in archs.split(',') {
-        let cc: i32 =
-            arch.trim_start_matches("sm_").parse().map_err(|_| Error::BadInput(format!("bad arch {arch}")))?;
+        let cc: i32 = arch
+            .trim_start_matches("sm_")
+            .parse()
+            .map_err(|_| Error::BadInput(format!("bad architecture {arch:?}: write sm_XY, e.g. sm_90")))?;
         for var in VARIANTS.iter().filter(|var| cc >= var.min_cc.0 * 10 + var.min_cc.1) {
             let compiled = compile(&source(), &[("VARIANT", var.id), ("ACC", ACC)], arch)?;
             println!("{arch} {} {} {}: {} registers", var.precision, var.api, var.shape, compiled.resources.registers);
