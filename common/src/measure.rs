@@ -121,6 +121,13 @@ impl Prepared {
         Ok(self.check_result(&c.download(&gpu)?))
     }
 
+    /// [`Prepared::check`], as an error carrying the report unless both checks pass (tools that
+    /// must not time a wrong kernel).
+    pub fn require(&self, runner: &mut Runner) -> Result<()> {
+        let verified = self.check(runner)?;
+        if verified.passed() { Ok(()) } else { Err(Error::BadInput(verified.report(&runner.kernel.name))) }
+    }
+
     /// Checks a result C (M x N, row-major) computed from this problem's inputs.
     pub fn check_result(&self, got: &[f64]) -> Verified {
         let (gemm, c0, p) = (&self.gemm, &self.inputs.c0, self.precision);

@@ -11,7 +11,7 @@ use common::device::Gpu;
 use common::measure::{Prepared, TimingPlan, compare_prepared};
 use common::reference::Cublas;
 use common::step::Runner;
-use common::{Error, Gemm, KernelSource, Precision, Result, Shape, data};
+use common::{Gemm, KernelSource, Precision, Result, Shape, data};
 
 fn roof_source() -> KernelSource {
     KernelSource { name: "step04-bankfree/examples/roof.cu".into(), code: include_str!("roof.cu").into() }
@@ -44,10 +44,7 @@ fn run() -> Result<()> {
             // The steps themselves: verified before they are timed.
             None => {
                 let mut runner = Runner::new(&gpu, &step, None)?;
-                let verified = prepared.check(&mut runner)?;
-                if !verified.passed() {
-                    return Err(Error::BadInput(verified.report(label)));
-                }
+                prepared.require(&mut runner)?;
                 runner
             }
             // The roofs compute something else on purpose: timed only.

@@ -84,10 +84,7 @@ fn run() -> Result<()> {
     for step in step07_wmma::VARIANTS {
         let prepared = Prepared::new(&gpu, &cublas, &gemm, step.precision, data::fresh_seed())?;
         let mut runner = Runner::new(&gpu, &step, None)?;
-        let verified = prepared.check(&mut runner)?;
-        if !verified.passed() {
-            return Err(Error::BadInput(format!("{} failed its check: {}", step.id(), verified.report(&step.id()))));
-        }
+        prepared.require(&mut runner)?;
         let cmp = compare_prepared(&mut runner, &cublas, &prepared, TimingPlan::default())?;
         at_shape.insert(step.precision, (cmp.cublas.gflops(&gemm) / 1e3, cmp.kernel.gflops(&gemm) / 1e3));
     }
@@ -135,11 +132,12 @@ fn run() -> Result<()> {
 /// `--cubin-dir DIR` also keeps the CUBINs, for `cuobjdump -sass`.
 fn compile_only(archs: &str, cubin_dir: Option<String>) -> Result<()> {
     for arch in archs.split(',') {
-        let cc: i32 = arch
+        let sm: i32 = arch
             .trim_start_matches("sm_")
             .parse()
             .map_err(|_| Error::BadInput(format!("bad architecture {arch:?}: write sm_XY, e.g. sm_90")))?;
-        for var in VARIANTS.iter().filter(|var| cc >= var.min_cc.0 * 10 + var.min_cc.1) {
+        let cc = (sm / 10, sm % 10);
+        for var in VARIANTS.iter().filter(|var| cc >= var.min_cc) {
             let compiled = compile(&source(), &[("VARIANT", var.id), ("ACC", ACC)], arch)?;
             println!("{arch} {} {} {}: {} registers", var.precision, var.api, var.shape, compiled.resources.registers);
             if let Some(dir) = &cubin_dir {

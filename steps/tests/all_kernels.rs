@@ -5,7 +5,7 @@
 use common::compile::compile;
 use common::device::nvrtc_present;
 use common::testing::{EDGE_CASES, SHAPE_SUITE};
-use common::{Launch, Shape, Step};
+use common::{KernelSource, Launch, Shape, Step};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 const ARCHS: [&str; 2] = ["sm_80", "sm_90"];
@@ -37,14 +37,14 @@ fn variants(step: &Step) -> Vec<Launch> {
     out
 }
 
-fn compiles_without_spills(step: &Step, launch: &Launch, arch: &str) -> Result<(), Failed> {
-    let c = compile(&step.kernel, &launch.defines, arch).map_err(|e| e.to_string())?;
+fn compiles_without_spills(source: &KernelSource, defines: &[(&str, i64)], arch: &str) -> Result<(), Failed> {
+    let c = compile(source, defines, arch).map_err(|e| e.to_string())?;
     let r = c.resources;
     if r.registers == 0 {
         return Err(format!("no ptxas report in the NVRTC log, so spills cannot be checked:\n{}", c.log).into());
     }
     if r.spills() > 0 || r.stack_bytes > 0 {
-        return Err(format!("{} {:?} on {arch} spills: {r:?}\n{}", step.name, launch.defines, c.log).into());
+        return Err(format!("{} {defines:?} on {arch} spills: {r:?}\n{}", source.name, c.log).into());
     }
     Ok(())
 }
@@ -63,7 +63,7 @@ fn experiments(step: &Step) -> Vec<std::path::PathBuf> {
 }
 
 fn experiment_compiles(step: &Step, file: &std::path::Path, arch: &str) -> Result<(), Failed> {
-    let source = common::KernelSource::from_file(file).map_err(|e| e.to_string())?;
+    let source = KernelSource::from_file(file).map_err(|e| e.to_string())?;
     let launch = (step.launch)(&Shape::cube(4096));
     compile(&source, &launch.defines, arch).map_err(|e| e.to_string())?;
     Ok(())
@@ -86,18 +86,14 @@ fn launches_are_checked(step: &Step) -> Result<(), Failed> {
 /// steps' defines and either padding, without spills.
 fn roof_compiles(pad: i64, arch: &str) -> Result<(), Failed> {
     let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../step04-bankfree/examples/roof.cu");
-    let source = common::KernelSource::from_file(&file).map_err(|e| e.to_string())?;
+    let source = KernelSource::from_file(&file).map_err(|e| e.to_string())?;
     let launch = (step04_bankfree::STEP.launch)(&Shape::cube(4096)).define("PAD", pad);
-    let r = compile(&source, &launch.defines, arch).map_err(|e| e.to_string())?.resources;
-    if r.registers == 0 || r.spills() > 0 || r.stack_bytes > 0 {
-        return Err(format!("roof.cu PAD={pad} on {arch}: {r:?}").into());
-    }
-    Ok(())
+    compiles_without_spills(&source, &launch.defines, arch)
 }
 
 /// A kernel that does not compile gets NVRTC's log, naming the file and line.
 fn compile_errors_name_file_and_line() -> Result<(), Failed> {
-    let source = common::KernelSource {
+    let source = KernelSource {
         name: "broken/kernel.cu".into(),
         code: "#include \"sgemm.cuh\"\nextern \"C\" __global__ void sgemm() {\n    undeclared = 1;\n}\n".into(),
     };
@@ -147,7 +143,7 @@ fn main() -> std::process::ExitCode {
                 let name = format!("{}/nvrtc-{arch}{}", step.name, describe(&launch.defines));
                 let l = launch.clone();
                 trials.push(
-                    Trial::test(name, move || compiles_without_spills(step, &l, arch))
+                    Trial::test(name, move || compiles_without_spills(&step.kernel, &l.defines, arch))
                         .with_kind("nvrtc")
                         .with_ignored_flag(no_nvrtc),
                 );
