@@ -19,9 +19,9 @@ fn candidates(p: Precision) -> Vec<Tiles> {
     v.push(Tiles { bk: base.bk * 2, ..base });
     v.push(Tiles { bk: base.bk * 2, stages: 2, ..base });
     v.push(Tiles { min_blocks: 1, ..base });
+    v.push(Tiles { min_blocks: 3, ..base });
     match p {
         Precision::F64 => {
-            v.push(Tiles { min_blocks: 3, ..base });
             v.push(Tiles { bm: 128, bn: 64, ..base });
             v.push(Tiles { bm: 128, bn: 128, wm: 64, wn: 32, ..base });
             v.push(Tiles { bm: 64, bn: 128, wm: 32, wn: 64, ..base });

@@ -112,12 +112,49 @@ __device__ __forceinline__ void load_tile(elem_t* S, int ld, const elem_t* G, in
 // ANCHOR_END: load_tile
 
 
+// The block's shared memory, sized by the host: STAGES ring buffers of (A tile, B tile).
+extern __shared__ __align__(128) unsigned char smem_raw[];
+
+// ANCHOR: fragment_loads
+// A fragment load from a shared tile, `offset` elements into the block's shared memory.
+// For half fragments the compiler sees that the tile is in shared memory and emits
+// `wmma.load ... .shared` (LDSM in SASS). For tf32 and f64 fragments it does not:
+// wmma::load_matrix_sync becomes a generic wmma.load, i.e. generic loads (LD) with 64-bit
+// address arithmetic, measurably slower (notes/step07.md). So for those two the same WMMA
+// load is written in PTX with its state space; the fragment layout is still WMMA's own.
+template <typename Use> struct is_matrix_a { static constexpr bool value = false; };
+template <> struct is_matrix_a<wmma::matrix_a> { static constexpr bool value = true; };
+template <typename Use, typename Frag>
+__device__ __forceinline__ void load_fragment(Frag& f, int offset, int ld) {
+#if PREC == 16
+    wmma::load_matrix_sync(f, reinterpret_cast<const elem_t*>(smem_raw) + offset, ld);
+#else
+    constexpr bool is_a = is_matrix_a<Use>::value;
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem_raw) + offset * sizeof(elem_t));
+#if PREC == 32
+    unsigned r[4];
+    if constexpr (is_a)
+        asm volatile("wmma.load.a.sync.aligned.row.m16n16k8.shared.tf32 {%0, %1, %2, %3}, [%4], %5;\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s), "r"(ld));
+    else
+        asm volatile("wmma.load.b.sync.aligned.row.m16n16k8.shared.tf32 {%0, %1, %2, %3}, [%4], %5;\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s), "r"(ld));
+#pragma unroll
+    for (int e = 0; e < 4; ++e) f.x[e] = __uint_as_float(r[e]);
+#else
+    if constexpr (is_a)
+        asm volatile("wmma.load.a.sync.aligned.row.m8n8k4.shared.f64 {%0}, [%1], %2;\n" : "=d"(f.x[0]) : "r"(s), "r"(ld));
+    else
+        asm volatile("wmma.load.b.sync.aligned.row.m8n8k4.shared.f64 {%0}, [%1], %2;\n" : "=d"(f.x[0]) : "r"(s), "r"(ld));
+#endif
+#endif
+}
+// ANCHOR_END: fragment_loads
+
 // ANCHOR: kernel
 // MIN_BLOCKS blocks per SM: the register budget per thread is what the host picked.
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
     sgemm(int M, int N, int K, acc_t alpha, const elem_t* A, const elem_t* B, acc_t beta, acc_t* C) {
-    // STAGES ring buffers of (A tile, B tile), sized by the host (dynamic shared memory).
-    extern __shared__ __align__(128) unsigned char smem_raw[];
     elem_t* smem = reinterpret_cast<elem_t*>(smem_raw);
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -156,8 +193,8 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
         if (t + STAGES - 1 < tiles) load_stage(t + STAGES - 1);
         cp_async_commit();
 
-        const elem_t* As = smem + (t % STAGES) * STAGE;
-        const elem_t* Bs = As + BM * LDA;
+        // Where this K-tile's A and B tiles start in shared memory, in elements.
+        const int As = (t % STAGES) * STAGE, Bs = As + BM * LDA;
         // ANCHOR: mma
 #pragma unroll
         for (int kk = 0; kk < BK; kk += FK) {
@@ -165,7 +202,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
             wmma::fragment<wmma::matrix_b, FM, FN, FK, frag_t, wmma::row_major> b[TILES_N];
 #pragma unroll
             for (int i = 0; i < TILES_M; ++i) {
-                wmma::load_matrix_sync(a[i], &As[(warpRow + i * FM) * LDA + kk], LDA);
+                load_fragment<wmma::matrix_a>(a[i], As + (warpRow + i * FM) * LDA + kk, LDA);
 #if PREC == 32
                 // TF32: round each FP32 value to 10 mantissa bits, to nearest with ties away
                 // from zero (cvt.rna.tf32.f32), as the WMMA documentation prescribes.
@@ -175,7 +212,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
             }
 #pragma unroll
             for (int j = 0; j < TILES_N; ++j) {
-                wmma::load_matrix_sync(b[j], &Bs[kk * LDB + warpCol + j * FN], LDB);
+                load_fragment<wmma::matrix_b>(b[j], Bs + kk * LDB + warpCol + j * FN, LDB);
 #if PREC == 32
 #pragma unroll
                 for (int e = 0; e < b[j].num_elements; ++e) b[j].x[e] = wmma::__float_to_tf32(b[j].x[e]);

@@ -21,15 +21,14 @@ pub struct Tiles {
 
 // ANCHOR: tiles
 /// The tiles per precision (chosen with `examples/tune.rs`, see notes/step07.md). FP16 and
-/// TF32: 128x128 per block, four warps of 64x64 (16
-/// fragments each, so every fragment loaded from shared memory feeds four products), 64
-/// bytes of K per stage. FP64: the tensor cores are 16x slower, so a 64x64 block of four
-/// 32x32 warps already keeps them busy.
+/// TF32: 128x128 per block, four warps of 64x64 (16 fragments each, so every fragment
+/// loaded from shared memory feeds four products), 32 elements of K per stage. FP64: the
+/// tensor cores are 16x slower, so a 64x64 block of four 32x32 warps already keeps them busy.
 pub const fn tiles(p: Precision) -> Tiles {
     match p {
         Precision::F16 => Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 64, stages: 5, min_blocks: 2 },
-        Precision::Tf32 => Tiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 64, stages: 3, min_blocks: 2 },
-        Precision::F64 | Precision::F32 => Tiles { bm: 64, bn: 64, bk: 16, wm: 32, wn: 32, stages: 3, min_blocks: 2 },
+        Precision::Tf32 => Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 64, stages: 3, min_blocks: 2 },
+        Precision::F64 | Precision::F32 => Tiles { bm: 64, bn: 64, bk: 32, wm: 32, wn: 32, stages: 2, min_blocks: 2 },
     }
 }
 // ANCHOR_END: tiles
