@@ -98,11 +98,6 @@ impl Precision {
         }
     }
 
-    /// True for the tensor-core precisions.
-    pub fn tensor_cores(self) -> bool {
-        !matches!(self, Precision::F32)
-    }
-
     /// The oldest GPU with tensor cores for this precision (FP16: Volta; TF32 and FP64: Ampere).
     pub const fn min_cc(self) -> (i32, i32) {
         match self {

@@ -231,7 +231,7 @@ pub struct Runner {
 impl Runner {
     /// A runner for `step`, optionally with the kernel replaced by another `.cu` file.
     pub fn new(gpu: &Arc<Gpu>, step: &Step, kernel_override: Option<KernelSource>) -> Result<Self> {
-        gpu.require_cc(step.min_cc.max(step.precision.min_cc()), &step.id())?;
+        gpu.require_cc(step.min_cc, &step.id())?;
         Ok(Runner {
             gpu: gpu.clone(),
             step: step.clone(),

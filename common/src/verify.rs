@@ -185,13 +185,12 @@ pub fn compare(
             let e = expected[i * n + j];
             let c_term = if gemm.beta == 0.0 { 0.0 } else { beta * (c0[r * n + j] as f64).abs() };
             let bound = tol.element(k, alpha * scales.a_rows[r] * scales.b_cols[j] + c_term);
-            let g64 = g;
-            let ratio = if g.is_finite() { (g64 - e).abs() / bound } else { f64::INFINITY };
+            let ratio = if g.is_finite() { (g - e).abs() / bound } else { f64::INFINITY };
             if !g.is_finite() {
                 check.nan_elements += 1;
             } else {
-                diff2 += (g64 - e).powi(2);
-                if !approx::abs_diff_eq!(g64, e, epsilon = bound) {
+                diff2 += (g - e).powi(2);
+                if !approx::abs_diff_eq!(g, e, epsilon = bound) {
                     check.bad_elements += 1;
                 }
             }

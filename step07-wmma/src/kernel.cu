@@ -49,6 +49,7 @@ constexpr int CHUNK = 16 / sizeof(elem_t);
 constexpr int LDA = BK + PAD_A;  // row length of an A tile in shared memory, As[BM][LDA]
 constexpr int LDB = BN + PAD_B;  // row length of a B tile, Bs[BK][LDB]
 constexpr int STAGE = BM * LDA + BK * LDB;  // elements of one stage (an A and a B tile)
+constexpr int B_TILE = BM * LDA;            // where a stage's B tile starts, after its A tile
 constexpr int TILES_M = WM / FM, TILES_N = WN / FN;
 static_assert(BM % WM == 0 && BN % WN == 0 && WM % FM == 0 && WN % FN == 0 && BK % FK == 0, "tiles");
 static_assert(BK % CHUNK == 0 && BN % CHUNK == 0, "tiles are made of 16-byte chunks");
@@ -122,6 +123,8 @@ extern __shared__ __align__(128) unsigned char smem_raw[];
 // wmma::load_matrix_sync becomes a generic wmma.load, i.e. generic loads (LD) with 64-bit
 // address arithmetic, measurably slower (notes/step07.md). So for those two the same WMMA
 // load is written in PTX with its state space; the fragment layout is still WMMA's own.
+// TF32 fragments are also rounded here: each FP32 value to 10 mantissa bits, to nearest with
+// ties away from zero (cvt.rna.tf32.f32), as the WMMA documentation prescribes.
 template <typename Use> struct is_matrix_a { static constexpr bool value = false; };
 template <> struct is_matrix_a<wmma::matrix_a> { static constexpr bool value = true; };
 template <typename Use, typename Frag>
@@ -140,7 +143,7 @@ __device__ __forceinline__ void load_fragment(Frag& f, int offset, int ld) {
         asm volatile("wmma.load.b.sync.aligned.row.m16n16k8.shared.tf32 {%0, %1, %2, %3}, [%4], %5;\n"
                      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s), "r"(ld));
 #pragma unroll
-    for (int e = 0; e < 4; ++e) f.x[e] = __uint_as_float(r[e]);
+    for (int e = 0; e < 4; ++e) f.x[e] = wmma::__float_to_tf32(__uint_as_float(r[e]));
 #else
     if constexpr (is_a)
         asm volatile("wmma.load.a.sync.aligned.row.m8n8k4.shared.f64 {%0}, [%1], %2;\n" : "=d"(f.x[0]) : "r"(s), "r"(ld));
@@ -163,12 +166,12 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
     const int warpRow = (warp / (BN / WN)) * WM, warpCol = (warp % (BN / WN)) * WN;
 
     // ANCHOR: pipeline
-    // Stage s of the ring holds K-tile t when t % STAGES == s.
+    // Stage s of the ring holds K-tile t when t % STAGES == s; where it starts in shared
+    // memory, in elements:
+    auto stage = [](int t) { return (t % STAGES) * STAGE; };
     auto load_stage = [&](int t) {
-        elem_t* As = smem + (t % STAGES) * STAGE;
-        elem_t* Bs = As + BM * LDA;
-        load_tile<BM, BK>(As, LDA, A, blockRow, t * BK, M, K);
-        load_tile<BK, BN>(Bs, LDB, B, t * BK, blockCol, K, N);
+        load_tile<BM, BK>(smem + stage(t), LDA, A, blockRow, t * BK, M, K);
+        load_tile<BK, BN>(smem + stage(t) + B_TILE, LDB, B, t * BK, blockCol, K, N);
     };
 
     wmma::fragment<wmma::accumulator, FM, FN, FK, acc_t> acc[TILES_M][TILES_N];
@@ -193,31 +196,18 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
         if (t + STAGES - 1 < tiles) load_stage(t + STAGES - 1);
         cp_async_commit();
 
-        // Where this K-tile's A and B tiles start in shared memory, in elements.
-        const int As = (t % STAGES) * STAGE, Bs = As + BM * LDA;
+        const int As = stage(t), Bs = As + B_TILE;  // this K-tile's A and B tiles
         // ANCHOR: mma
 #pragma unroll
         for (int kk = 0; kk < BK; kk += FK) {
             wmma::fragment<wmma::matrix_a, FM, FN, FK, frag_t, wmma::row_major> a[TILES_M];
             wmma::fragment<wmma::matrix_b, FM, FN, FK, frag_t, wmma::row_major> b[TILES_N];
 #pragma unroll
-            for (int i = 0; i < TILES_M; ++i) {
+            for (int i = 0; i < TILES_M; ++i)
                 load_fragment<wmma::matrix_a>(a[i], As + (warpRow + i * FM) * LDA + kk, LDA);
-#if PREC == 32
-                // TF32: round each FP32 value to 10 mantissa bits, to nearest with ties away
-                // from zero (cvt.rna.tf32.f32), as the WMMA documentation prescribes.
 #pragma unroll
-                for (int e = 0; e < a[i].num_elements; ++e) a[i].x[e] = wmma::__float_to_tf32(a[i].x[e]);
-#endif
-            }
-#pragma unroll
-            for (int j = 0; j < TILES_N; ++j) {
+            for (int j = 0; j < TILES_N; ++j)
                 load_fragment<wmma::matrix_b>(b[j], Bs + kk * LDB + warpCol + j * FN, LDB);
-#if PREC == 32
-#pragma unroll
-                for (int e = 0; e < b[j].num_elements; ++e) b[j].x[e] = wmma::__float_to_tf32(b[j].x[e]);
-#endif
-            }
             // Every A fragment meets every B fragment: TILES_M + TILES_N loads feed
             // TILES_M * TILES_N tensor-core products.
 #pragma unroll

@@ -50,13 +50,8 @@ pub fn launch_with(s: &Shape, p: Precision, t: Tiles) -> Launch {
     let pipeline = t.stages * (t.bm * (t.bk + pad_a) + t.bk * (t.bn + pad_b)) * elem;
     let fragment_rows = if p == Precision::F64 { 8 } else { 16 };
     let epilogue = warps * fragment_rows * (t.wn + 16 / out) * out;
-    let prec = match p {
-        Precision::F16 => 16,
-        Precision::Tf32 | Precision::F32 => 32,
-        Precision::F64 => 64,
-    };
     let mut launch = Launch::new((ceil_div(s.n, t.bn), ceil_div(s.m, t.bm), 1), (32 * warps as u32, 1, 1))
-        .define("PREC", prec)
+        .define("PREC", 8 * elem as i64) // bits of an input element: 16, 32 or 64
         .define("BM", t.bm as i64)
         .define("BN", t.bn as i64)
         .define("BK", t.bk as i64)

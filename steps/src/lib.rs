@@ -36,16 +36,16 @@ pub fn variants(key: &str) -> Vec<&'static Step> {
         .collect()
 }
 
-/// The crate names of the steps, in order, each once.
-pub fn names() -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = ALL.iter().map(|s| s.name).collect();
-    names.dedup();
-    names
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The crate names of the steps, in order, each once.
+    fn names() -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = ALL.iter().map(|s| s.name).collect();
+        names.dedup();
+        names
+    }
 
     #[test]
     fn registry_is_in_order_and_findable() {

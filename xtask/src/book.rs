@@ -4,7 +4,7 @@
 //! results (source hash), or when an `{{#include}}` of the book or its anchor does not resolve.
 
 use crate::svg::{Axis, Chart, PALETTE, REFERENCE, Ticks};
-use common::Precision;
+use common::{Gemm, Precision, Shape};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -46,6 +46,11 @@ impl Results {
             .map(|s| (s.id(), s.precision))
             .filter(|(id, _)| self.runs().any(|r| r["step"] == id.as_str()))
             .collect()
+    }
+
+    /// The cuBLAS SGEMM run at `shape` (every FP32 step's record carries it; the first one's).
+    fn sgemm_run(&self, shape: (u64, u64, u64)) -> Option<&Value> {
+        self.run(self.steps().first().copied().unwrap_or(""), shape)
     }
 
     /// Shapes in recorded order, without repeats.
@@ -122,8 +127,7 @@ pub fn generate(all: &[Results]) -> BTreeMap<String, String> {
 }
 
 fn summary(r: &Results) -> String {
-    let cublas =
-        r.run(r.steps().first().copied().unwrap_or(""), HEADLINE).map(|x| f(&x["cublas_gflops"])).unwrap_or(f64::NAN);
+    let cublas = r.sgemm_run(HEADLINE).map(|x| f(&x["cublas_gflops"])).unwrap_or(f64::NAN);
     format!(
         "Measured on one **{}** (compute capability {}, {} SMs, driver CUDA {}), NVRTC {}, cuBLAS {} ({}), \
          on {} with `cargo xtask sweep`; every run verified against cuBLAS and a float64 CPU reference.\n\n\
@@ -169,7 +173,7 @@ fn ladder(r: &Results) -> String {
         );
         prev = Some(t);
     }
-    if let Some(x) = r.run(r.steps().first().copied().unwrap_or(""), HEADLINE) {
+    if let Some(x) = r.sgemm_run(HEADLINE) {
         let _ = writeln!(s, "| cuBLAS | {:.3} | {:.0} | 100% | | | | | |", f(&x["cublas_ms"]), f(&x["cublas_gflops"]));
     }
     s
@@ -184,7 +188,7 @@ fn tensor(r: &Results) -> String {
          error vs float64 of the rounded inputs | error vs exact FP32 product | registers | shared memory (B) | spills (B) |\n\
          |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
-    let sgemm = |shape| r.steps().iter().find_map(|st| r.run(st, shape)).map(|x| f(&x["cublas_gflops"]));
+    let sgemm = |shape| r.sgemm_run(shape).map(|x| f(&x["cublas_gflops"]));
     for (id, p) in r.tensor_steps() {
         for shape in [(1024, 1024, 1024), (2048, 2048, 2048), HEADLINE, (8192, 8192, 8192), (4096, 11008, 4096)] {
             let Some(x) = r.run(&id, shape) else { continue };
@@ -220,21 +224,28 @@ fn sweep(r: &Results) -> String {
     s += &"---:|".repeat(steps.len() + 1);
     s += "\n";
     for shape in r.shapes() {
-        let _ = write!(s, "| {} |", shape_name(shape));
-        let mut cublas = f64::NAN;
-        for st in &steps {
-            match r.run(st, shape) {
-                Some(x) => {
-                    cublas = f(&x["cublas_gflops"]);
-                    let _ = write!(s, " {:.0} ({:.0}%) |", f(&x["gflops"]), f(&x["pct_of_cublas"]));
-                }
-                None => s += " - |",
-            }
-        }
-        let _ = writeln!(s, " {cublas:.0} |");
+        let (row, cublas) = gflops_row(r, &steps, shape, 0);
+        let _ = writeln!(s, "{row} {cublas:.0} |");
     }
     s += "\nGFLOP/s (% of cuBLAS in the same run), alpha 1, beta 0.\n";
     s
+}
+
+/// One row of a GFLOP/s table: "| shape | gflops (pct%) | ..." for `steps` (without the closing
+/// cuBLAS cell), and the cuBLAS GFLOP/s of the row (NaN when no step ran at that shape).
+fn gflops_row(r: &Results, steps: &[&str], shape: (u64, u64, u64), pct_digits: usize) -> (String, f64) {
+    let mut row = format!("| {} |", shape_name(shape));
+    let mut cublas = f64::NAN;
+    for st in steps {
+        match r.run(st, shape) {
+            Some(x) => {
+                cublas = f(&x["cublas_gflops"]);
+                let _ = write!(row, " {:.0} ({:.pct_digits$}%) |", f(&x["gflops"]), f(&x["pct_of_cublas"]));
+            }
+            None => row += " - |",
+        }
+    }
+    (row, cublas)
 }
 
 fn per_step(r: &Results, step: &str) -> String {
@@ -334,8 +345,7 @@ fn roofline_chart(r: &Results) -> String {
     c.line("roofs: measured copy", REFERENCE, &[(1.0, copy), (ridge, peak)], true);
     c.hline("FP32 SIMT peak", peak);
     let intensity = |(m, n, k): (u64, u64, u64)| {
-        let (m, n, k) = (m as f64, n as f64, k as f64);
-        2.0 * m * n * k / (4.0 * (m * k + k * n + m * n))
+        Gemm::new(Shape::new(m as usize, n as usize, k as usize), 1.0, 0.0).arithmetic_intensity(4)
     };
     for (shape, tag) in [(HEADLINE, ""), ((16, 11008, 4096), " (M=16)")] {
         for (i, step) in r.steps().iter().enumerate() {
@@ -349,7 +359,7 @@ fn roofline_chart(r: &Results) -> String {
                 );
             }
         }
-        if let Some(x) = r.run(r.steps().first().copied().unwrap_or(""), shape) {
+        if let Some(x) = r.sgemm_run(shape) {
             c.point(&format!("cuBLAS{tag}"), REFERENCE, intensity(shape), f(&x["cublas_gflops"]), true);
         }
     }
@@ -378,17 +388,7 @@ fn readme_table(r: &Results) -> String {
     s += &"---:|".repeat(steps.len() + 1);
     s += "\n";
     for n in [1024u64, 2048, 4096, 8192] {
-        let mut cublas = f64::NAN;
-        let mut row = format!("| {} |", shape_name((n, n, n)));
-        for st in &steps {
-            match r.run(st, (n, n, n)) {
-                Some(x) => {
-                    cublas = f(&x["cublas_gflops"]);
-                    let _ = write!(row, " {:.0} ({:.1}%) |", f(&x["gflops"]), f(&x["pct_of_cublas"]));
-                }
-                None => row += " - |",
-            }
-        }
+        let (row, cublas) = gflops_row(r, &steps, (n, n, n), 1);
         if cublas.is_finite() {
             let _ = writeln!(s, "{row} {cublas:.0} |");
         }
