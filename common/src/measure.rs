@@ -76,7 +76,18 @@ pub struct Prepared {
 
 impl Prepared {
     pub fn new(gpu: &Gpu, cublas: &Cublas, gemm: &Gemm, precision: Precision, seed: u64) -> Result<Prepared> {
-        let inputs = Inputs::new(gemm, seed);
+        Self::with_inputs(gpu, cublas, gemm, precision, seed, Inputs::new(gemm, seed))
+    }
+
+    /// [`Prepared::new`] on given inputs (the non-finite tests put inf and NaN into A and B).
+    pub fn with_inputs(
+        gpu: &Gpu,
+        cublas: &Cublas,
+        gemm: &Gemm,
+        precision: Precision,
+        seed: u64,
+        inputs: Inputs,
+    ) -> Result<Prepared> {
         let (ein, eout) = (precision.input(), precision.output());
         let a = DeviceMatrix::guarded(gpu, &inputs.a, ein, 0)?;
         let b = DeviceMatrix::guarded(gpu, &inputs.b, ein, 0)?;

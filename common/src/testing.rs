@@ -3,7 +3,7 @@
 //! and runs by itself where there is one.
 
 use crate::device::Gpu;
-use crate::measure::verify;
+use crate::measure::{Prepared, verify};
 use crate::reference::Cublas;
 use crate::step::{Runner, Step};
 use crate::{Error, Gemm, Precision, Shape, data};
@@ -46,6 +46,11 @@ pub const EDGE_CASES: &[(Shape, f32, f32)] = &[
     (Shape::new(31, 0, 32), 1.0, 0.0),
 ];
 
+/// Shapes and scalars of the non-finite cases: inf and NaN in A and B, on the edge path and
+/// on the fast path of every step.
+pub const NONFINITE_CASES: &[(Shape, f32, f32)] =
+    &[(Shape::new(33, 31, 32), 1.5, 0.0), (Shape::cube(128), -1.0, 0.5), (Shape::new(127, 129, 128), 1.0, 0.0)];
+
 /// Every verified case of the suite.
 pub fn cases() -> Vec<Gemm> {
     let suite = SHAPE_SUITE.iter().flat_map(|&s| SUITE_SCALARS.iter().map(move |&(a, b)| Gemm::new(s, a, b)));
@@ -68,6 +73,43 @@ fn run_case(step: &Step, gemm: Gemm) -> Result<(), Failed> {
     if verified.passed() { Ok(()) } else { Err(verified.report(&runner.kernel.name).into()) }
 }
 
+/// Random inputs with +inf and NaN in two rows of A (the first and the last) and -inf and
+/// +inf in two columns of B (the last and the middle), at random depths: those rows and
+/// columns of C must come out non-finite, of the same kind as in cuBLAS's and the float64
+/// result, and every other element finite and correct.
+pub fn nonfinite_inputs(gemm: &Gemm, seed: u64) -> data::Inputs {
+    let Shape { m, n, k } = gemm.shape;
+    let mut x = data::Inputs::new(gemm, seed);
+    let mut rng = data::Rng::new(seed ^ 0x0f0f_0f0f);
+    let mut depth = || (rng.next_u64() % k as u64) as usize;
+    x.a[depth()] = f32::INFINITY;
+    x.a[(m - 1) * k + depth()] = f32::NAN;
+    x.b[depth() * n + n - 1] = f32::NEG_INFINITY;
+    x.b[depth() * n + n / 2] = f32::INFINITY;
+    x
+}
+
+fn run_nonfinite_case(step: &Step, gemm: Gemm) -> Result<(), Failed> {
+    let (gpu, blas) = shared().map_err(|e| e.to_string())?;
+    let blas = blas.lock().unwrap_or_else(|p| p.into_inner());
+    let mut runner = Runner::new(&gpu, step, None).map_err(|e| e.to_string())?;
+    let seed = data::fresh_seed();
+    let x = nonfinite_inputs(&gemm, seed);
+    let p = Prepared::with_inputs(&gpu, &blas, &gemm, step.precision, seed, x).map_err(|e| e.to_string())?;
+    let verified = p.check(&mut runner).map_err(|e| e.to_string())?;
+    let Shape { m, n, .. } = gemm.shape;
+    // Two whole rows and two whole columns of C, each element once.
+    let expected = 2 * n + 2 * m - 4;
+    for c in [&verified.vs_cpu, &verified.vs_cublas] {
+        if c.nonfinite_matched != expected && c.nan_elements == 0 {
+            return Err(
+                format!("{} non-finite elements expected, {} matched: {c}", expected, c.nonfinite_matched).into()
+            );
+        }
+    }
+    if verified.passed() { Ok(()) } else { Err(verified.report(&runner.kernel.name).into()) }
+}
+
 /// One trial per case, named like `31x32x33/alpha=-1.5,beta=0.75` (`fp16/31x32x33/...` for
 /// the tensor-core precisions).
 pub fn trials(step: &Step) -> Vec<Trial> {
@@ -75,15 +117,18 @@ pub fn trials(step: &Step) -> Vec<Trial> {
     if let Some(why) = &missing {
         eprintln!("note: {} GPU tests are ignored: {why}", step.name);
     }
-    cases()
-        .into_iter()
-        .map(|gemm| {
-            let step = step.clone();
-            let prefix = if step.precision == Precision::F32 { String::new() } else { format!("{}/", step.precision) };
-            let name = format!("{prefix}{}/alpha={},beta={}", gemm.shape, gemm.alpha, gemm.beta);
-            Trial::test(name, move || run_case(&step, gemm)).with_kind("gpu").with_ignored_flag(missing.is_some())
-        })
-        .collect()
+    let prefix = if step.precision == Precision::F32 { String::new() } else { format!("{}/", step.precision) };
+    let name =
+        |what: &str, gemm: &Gemm| format!("{prefix}{what}{}/alpha={},beta={}", gemm.shape, gemm.alpha, gemm.beta);
+    let suite = cases().into_iter().map(|gemm| {
+        let step = step.clone();
+        Trial::test(name("", &gemm), move || run_case(&step, gemm))
+    });
+    let nonfinite = NONFINITE_CASES.iter().map(|&(s, a, b)| {
+        let (step, gemm) = (step.clone(), Gemm::new(s, a, b));
+        Trial::test(name("inf-nan/", &gemm), move || run_nonfinite_case(&step, gemm))
+    });
+    suite.chain(nonfinite).map(|t| t.with_kind("gpu").with_ignored_flag(missing.is_some())).collect()
 }
 
 /// Main of a step's GPU test binary. Runs tests one at a time: they share one GPU.

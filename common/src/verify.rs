@@ -1,5 +1,8 @@
-//! Verification: a relative Frobenius error plus a per-element bound that scales with K and
-//! the precision. NaN, infinity and unwritten elements always fail.
+//! Verification: a per-element bound and a Frobenius bound, both measured against the size of
+//! the *terms* of `alpha*A*B + beta*C` rather than the size of the result (which can cancel to
+//! almost nothing while its terms, and so its rounding errors, stay large). Both scale with K
+//! and the precision. An element that is not finite must be exactly where the reference has a
+//! non-finite value of the same kind (NaN, +inf or -inf); everywhere else it fails.
 
 use crate::precision::Precision;
 use crate::problem::Gemm;
@@ -72,7 +75,11 @@ impl Tolerance {
         (2.0 * self.input_u + self.sides * self.u * Self::roundings(k)) * scale + f64::MIN_POSITIVE
     }
 
-    /// Bound on ||got - expected||_F / ||expected||_F.
+    /// Bound on ||got - expected||_F / ||scale||_F, where scale is the per-element scale of
+    /// the terms that [`Tolerance::element`] takes. Measured against the terms rather than
+    /// the result, rounding errors that survive cancellation (a result far smaller than its
+    /// terms) are still within it; against random-sign data the allowance below is generous,
+    /// and it still catches a kernel that drops a single term of a K = 4096 dot product.
     pub fn frobenius(&self, k: usize) -> f64 {
         let accumulation = if self.truncated { Self::roundings(k) } else { 3.0 * (k as f64).sqrt() + 5.0 };
         2.0 * self.input_u + self.sides * self.u * accumulation
@@ -93,19 +100,28 @@ pub struct Worst {
 #[derive(Clone, Debug)]
 pub struct Check {
     pub against: &'static str,
+    /// ||got - expected||_F / ||expected||_F over the finite expected elements: the usual
+    /// relative error, recorded with results. Not the pass/fail criterion (see `scaled_error`).
     pub rel_frobenius: f64,
+    /// ||got - expected||_F / ||scale||_F: what [`Tolerance::frobenius`] bounds.
+    pub scaled_error: f64,
     pub frobenius_limit: f64,
     /// Largest |got - expected| / bound over the compared elements (<= 1 passes).
     pub worst_ratio: f64,
     pub worst: Option<Worst>,
     pub bad_elements: usize,
+    /// Elements whose finiteness differs from the reference: NaN or inf where the reference is
+    /// finite (an unwritten element of a NaN-poisoned C, say), finite where it is not, or
+    /// another kind of non-finite value (NaN for inf, or the wrong sign of inf).
     pub nan_elements: usize,
+    /// Expected non-finite elements the kernel matched (inputs with inf or NaN).
+    pub nonfinite_matched: usize,
     pub compared: usize,
 }
 
 impl Check {
     pub fn passed(&self) -> bool {
-        self.bad_elements == 0 && self.nan_elements == 0 && self.rel_frobenius <= self.frobenius_limit
+        self.bad_elements == 0 && self.nan_elements == 0 && self.scaled_error <= self.frobenius_limit
     }
 }
 
@@ -114,9 +130,19 @@ impl fmt::Display for Check {
         let verdict = if self.passed() { "ok" } else { "FAILED" };
         write!(
             f,
-            "vs {}: {verdict}: rel. Frobenius error {:.2e} (limit {:.2e}), {} of {} elements out of bounds, {} NaN/inf",
-            self.against, self.rel_frobenius, self.frobenius_limit, self.bad_elements, self.compared, self.nan_elements
+            "vs {}: {verdict}: Frobenius error {:.2e} of the terms' scale (limit {:.2e}; {:.2e} of the result), \
+             {} of {} elements out of bounds, {} NaN/inf mismatches",
+            self.against,
+            self.scaled_error,
+            self.frobenius_limit,
+            self.rel_frobenius,
+            self.bad_elements,
+            self.compared,
+            self.nan_elements
         )?;
+        if self.nonfinite_matched > 0 {
+            write!(f, ", {} non-finite elements as expected", self.nonfinite_matched)?;
+        }
         if let Some(w) = self.worst {
             write!(
                 f,
@@ -153,6 +179,29 @@ impl Scales {
         b_cols.iter_mut().for_each(|v| *v = v.sqrt());
         Scales { a_rows, b_cols }
     }
+
+    /// ||row i of A||.
+    pub fn a_row(&self, i: usize) -> f64 {
+        self.a_rows[i]
+    }
+
+    /// ||column j of B||.
+    pub fn b_col(&self, j: usize) -> f64 {
+        self.b_cols[j]
+    }
+}
+
+/// The kind of a value for the non-finite check: NaN, +inf, -inf, or finite.
+fn kind(x: f64) -> u8 {
+    if x.is_nan() {
+        0
+    } else if x == f64::INFINITY {
+        1
+    } else if x == f64::NEG_INFINITY {
+        2
+    } else {
+        3
+    }
 }
 
 /// Compares the rows of `got` (all of C, M x N) that `expected` holds.
@@ -171,20 +220,34 @@ pub fn compare(
     let mut check = Check {
         against,
         rel_frobenius: 0.0,
+        scaled_error: 0.0,
         frobenius_limit: tol.frobenius(k),
         worst_ratio: 0.0,
         worst: None,
         bad_elements: 0,
         nan_elements: 0,
+        nonfinite_matched: 0,
         compared: expected.len(),
     };
-    let (mut diff2, mut ref2) = (0f64, 0f64);
+    let (mut diff2, mut ref2, mut scale2) = (0f64, 0f64, 0f64);
     for (i, &r) in rows.iter().enumerate() {
         for j in 0..n {
             let g = got[r * n + j];
             let e = expected[i * n + j];
+            if !e.is_finite() {
+                // Inputs with inf or NaN: the kernel must produce the same kind of value.
+                if kind(g) == kind(e) {
+                    check.nonfinite_matched += 1;
+                } else {
+                    check.nan_elements += 1;
+                    check.worst_ratio = f64::INFINITY;
+                    check.worst = Some(Worst { row: r, col: j, got: g, expected: e, bound: 0.0 });
+                }
+                continue;
+            }
             let c_term = if gemm.beta == 0.0 { 0.0 } else { beta * (c0[r * n + j] as f64).abs() };
-            let bound = tol.element(k, alpha * scales.a_rows[r] * scales.b_cols[j] + c_term);
+            let scale = alpha * scales.a_rows[r] * scales.b_cols[j] + c_term;
+            let bound = tol.element(k, scale);
             let ratio = if g.is_finite() { (g - e).abs() / bound } else { f64::INFINITY };
             if !g.is_finite() {
                 check.nan_elements += 1;
@@ -195,19 +258,25 @@ pub fn compare(
                 }
             }
             ref2 += e * e;
+            // An inf or NaN in another row or column makes this element's scale infinite
+            // (a norm it shares), though its value is finite: leave it out of the sum.
+            if scale.is_finite() {
+                scale2 += scale * scale;
+            }
             if ratio > check.worst_ratio || check.worst.is_none() {
                 check.worst_ratio = ratio;
                 check.worst = Some(Worst { row: r, col: j, got: g, expected: e, bound });
             }
         }
     }
-    check.rel_frobenius = if check.nan_elements > 0 {
-        f64::INFINITY
-    } else if ref2 > 0.0 {
-        (diff2 / ref2).sqrt()
+    let relative = |norm2: f64| if norm2 > 0.0 { (diff2 / norm2).sqrt() } else { diff2.sqrt() };
+    if check.nan_elements > 0 {
+        check.rel_frobenius = f64::INFINITY;
+        check.scaled_error = f64::INFINITY;
     } else {
-        diff2.sqrt()
-    };
+        check.rel_frobenius = relative(ref2);
+        check.scaled_error = relative(scale2);
+    }
     check
 }
 
@@ -302,6 +371,39 @@ mod tests {
         let got: Vec<f64> =
             cpu_reference(&gemm, &a, &b, &inputs.c0, &rows).values.iter().map(|&v| v as f32 as f64).collect();
         assert!(!check(&gemm, &inputs, &got, &exp).passed());
+    }
+
+    #[test]
+    fn a_result_that_cancels_is_judged_by_its_terms() {
+        // alpha*a*b and beta*c0 nearly cancel: the FP32 result's rounding errors are large next
+        // to the result, but not next to the terms, which is what the bounds measure.
+        let gemm = Gemm::new(Shape::new(1, 1, 1), -1.5, 0.75);
+        let (a, b) = (0.1f32, 0.3f32);
+        let c0 = (1.5 * a as f64 * b as f64 / 0.75) as f32;
+        let got = (-1.5f32 * (a * b)).mul_add(1.0, 0.75 * c0) as f64;
+        let exp = cpu_reference(&gemm, &[a], &[b], &[c0], &[0]);
+        let scales = Scales::new(&gemm, &[a], &[b]);
+        let c = compare("t", &gemm, Tolerance::F32_VS_F64, &scales, &[c0], &[got], &exp);
+        assert!(c.rel_frobenius > 1e-3, "the result cancelled: {c}");
+        assert!(c.passed(), "{c}");
+        // An error of one part in 10^4 of the terms is still far outside the bounds.
+        let off = compare("t", &gemm, Tolerance::F32_VS_F64, &scales, &[c0], &[got + 1e-4 * 0.045], &exp);
+        assert!(!off.passed(), "{off}");
+    }
+
+    #[test]
+    fn non_finite_results_must_match_in_kind() {
+        let gemm = Gemm::new(Shape::new(1, 3, 1), 1.0, 0.0);
+        let exp = Reference { rows: vec![0], values: vec![f64::INFINITY, f64::NAN, 1.0] };
+        let scales = Scales::new(&gemm, &[1.0], &[f32::INFINITY, f32::NAN, 1.0]);
+        let run = |got: &[f64]| compare("t", &gemm, Tolerance::F32_VS_F64, &scales, &[f32::NAN; 3], got, &exp);
+        let ok = run(&[f64::INFINITY, f64::NAN, 1.0]);
+        assert!(ok.passed(), "{ok}");
+        assert_eq!(ok.nonfinite_matched, 2);
+        for bad in [[f64::NEG_INFINITY, f64::NAN, 1.0], [f64::INFINITY, f64::INFINITY, 1.0], [1.0, f64::NAN, 1.0]] {
+            let c = run(&bad);
+            assert!(!c.passed() && c.nan_elements == 1, "{bad:?}: {c}");
+        }
     }
 
     #[test]

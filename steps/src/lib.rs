@@ -16,6 +16,32 @@ pub static ALL: &[Step] = &[
     step07_wmma::FP64,
 ];
 
+/// Kernels kept beside the steps, embedded at build time so that no tool reads the source
+/// tree at run time.
+pub mod kernels {
+    use common::KernelSource;
+
+    include!(concat!(env!("OUT_DIR"), "/experiments.rs"));
+
+    /// The experiment kernels of one step (`notes/experiments/<step>/*.cu`).
+    pub fn experiments(step: &str) -> Vec<KernelSource> {
+        EXPERIMENTS
+            .iter()
+            .filter(|(s, _, _)| *s == step)
+            .map(|(s, file, code)| KernelSource {
+                name: format!("notes/experiments/{s}/{file}").into(),
+                code: (*code).into(),
+            })
+            .collect()
+    }
+
+    /// The roof kernel of steps 3 and 4: their inner loops without the global loads.
+    pub const ROOF: KernelSource = KernelSource {
+        name: std::borrow::Cow::Borrowed("step04-bankfree/examples/roof.cu"),
+        code: std::borrow::Cow::Borrowed(include_str!("../../step04-bankfree/examples/roof.cu")),
+    };
+}
+
 /// The step whose id (`step07-wmma-tf32`), crate name (`step05-threadtile-float4`) or number
 /// (`5`, `05`, `step05`) is `key`; for a step with several precisions, the first of them.
 pub fn find(key: &str) -> Option<&'static Step> {

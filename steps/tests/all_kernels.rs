@@ -49,23 +49,11 @@ fn compiles_without_spills(source: &KernelSource, defines: &[(&str, i64)], arch:
     Ok(())
 }
 
-/// Experiment kernels kept for the notes (`notes/experiments/<step>/*.cu`) keep compiling
-/// with their step's defines.
-fn experiments(step: &Step) -> Vec<std::path::PathBuf> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../notes/experiments").join(step.name);
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .map(|d| {
-            d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "cu")).collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    files
-}
-
-fn experiment_compiles(step: &Step, file: &std::path::Path, arch: &str) -> Result<(), Failed> {
-    let source = KernelSource::from_file(file).map_err(|e| e.to_string())?;
+/// Experiment kernels kept for the notes (`notes/experiments/<step>/*.cu`, embedded at
+/// build time) keep compiling with their step's defines.
+fn experiment_compiles(step: &Step, source: &KernelSource, arch: &str) -> Result<(), Failed> {
     let launch = (step.launch)(&Shape::cube(4096));
-    compile(&source, &launch.defines, arch).map_err(|e| e.to_string())?;
+    compile(source, &launch.defines, arch).map_err(|e| e.to_string())?;
     Ok(())
 }
 
@@ -85,10 +73,8 @@ fn launches_are_checked(step: &Step) -> Result<(), Failed> {
 /// The roof kernel of steps 3 and 4 (`step04-bankfree/examples/roof.cu`) compiles with the
 /// steps' defines and either padding, without spills.
 fn roof_compiles(pad: i64, arch: &str) -> Result<(), Failed> {
-    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../step04-bankfree/examples/roof.cu");
-    let source = KernelSource::from_file(&file).map_err(|e| e.to_string())?;
     let launch = (step04_bankfree::STEP.launch)(&Shape::cube(4096)).define("PAD", pad);
-    compiles_without_spills(&source, &launch.defines, arch)
+    compiles_without_spills(&steps::kernels::ROOF, &launch.defines, arch)
 }
 
 /// A kernel that does not compile gets NVRTC's log, naming the file and line.
@@ -130,10 +116,11 @@ fn main() -> std::process::ExitCode {
     }
     for step in steps::ALL {
         trials.push(Trial::test(format!("{}/launch-limits", step.name), move || launches_are_checked(step)));
-        for file in experiments(step) {
-            let name = format!("{}/experiment-{}", step.name, file.file_stem().unwrap_or_default().to_string_lossy());
+        for source in steps::kernels::experiments(step.name) {
+            let file = source.name.rsplit('/').next().unwrap_or_default().trim_end_matches(".cu").to_string();
+            let name = format!("{}/experiment-{file}", step.id());
             trials.push(
-                Trial::test(name, move || experiment_compiles(step, &file, "sm_90"))
+                Trial::test(name, move || experiment_compiles(step, &source, "sm_90"))
                     .with_kind("nvrtc")
                     .with_ignored_flag(no_nvrtc),
             );
