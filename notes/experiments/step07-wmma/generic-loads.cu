@@ -1,5 +1,6 @@
-// Experiment (run 20): step 7 as it was before run 20, every fragment loaded with
-// wmma::load_matrix_sync, which for tf32 and f64 fragments compiles to generic loads (LD).
+// Experiment: step 7 before its tf32 and f64 fragment loads named the shared state space.
+// Every fragment is loaded with wmma::load_matrix_sync, which for tf32 and f64 fragments
+// compiles to generic loads (LD).
 // Step 7: tensor cores through WMMA. The block still stages tiles of A and B in shared
 // memory (steps 3-4) and still gives each unit of work a tile of C to keep in registers
 // (step 5), and the next tiles still load while this one computes (step 6). What changes

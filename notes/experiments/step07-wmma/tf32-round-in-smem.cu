@@ -1,4 +1,4 @@
-// Experiment (run 12): TF32 rounded once per element in shared memory, with two integer
+// Experiment: TF32 rounded once per element in shared memory, with two integer
 // operations, instead of wmma::__float_to_tf32 on every fragment load. Measured slower
 // (76-81 vs 83-86 TFLOP/s at 4096^3): the rounding is not what limits TF32 here.
 // Step 7: tensor cores through WMMA. The block still stages tiles of A and B in shared
