@@ -8,7 +8,7 @@ use crate::measure::{Prepared, TimingPlan, compare_prepared};
 use crate::reference::{CUBLAS_MATH, Cublas};
 use crate::roofline::Floors;
 use crate::step::{Runner, Step};
-use crate::{Error, Gemm, Precision, Result, Shape, data};
+use crate::{Gemm, Precision, Result, Shape, data};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -24,57 +24,88 @@ pub struct Options {
     pub precision: Option<Precision>,
 }
 
-pub const USAGE: &str = "usage: [--m M] [--n N] [--k K] [--shape MxNxK] [--alpha A] [--beta B] [--kernel FILE.cu] [--seed S] [--verify-only] [--precision fp16|tf32|fp64]
-  Verifies C = alpha*A*B + beta*C against cuBLAS and a float64 CPU reference, then times it
-  against cuBLAS. Defaults: 4096x4096x4096, alpha 1, beta 0. --kernel runs another .cu file
-  with this step's launch geometry (the lab mode). --precision picks step 7's precision
-  (default fp16); cuBLAS then runs in the same precision.";
+/// The flags as clap parses them; [`Options`] is what they mean.
+#[derive(clap::Parser, Debug)]
+#[command(
+    version,
+    about = "Verifies C = alpha*A*B + beta*C against cuBLAS and a float64 CPU reference, then times it against cuBLAS.",
+    after_help = "Prints one table row: time, GFLOP/s, cuBLAS GFLOP/s in the same process, % of cuBLAS.\n\
+                  Exit status: 0 verified, 1 wrong result or no usable GPU, 2 usage error."
+)]
+struct Args {
+    /// Rows of A and C
+    #[arg(long, default_value_t = 4096, allow_negative_numbers = true)]
+    m: usize,
+    /// Columns of B and C
+    #[arg(long, default_value_t = 4096, allow_negative_numbers = true)]
+    n: usize,
+    /// Columns of A, rows of B (the depth of each dot product)
+    #[arg(long, default_value_t = 4096, allow_negative_numbers = true)]
+    k: usize,
+    /// MxNxK, or S for SxSxS, instead of --m, --n and --k
+    #[arg(long, value_name = "MxNxK", value_parser = parse_shape, conflicts_with_all = ["m", "n", "k"])]
+    shape: Option<Shape>,
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = finite)]
+    alpha: f32,
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = finite)]
+    beta: f32,
+    /// Run this .cu file with the step's launch geometry instead of the step's kernel (lab mode)
+    #[arg(long, value_name = "FILE.cu")]
+    kernel: Option<PathBuf>,
+    /// Seed of the random inputs (default: fresh each run, printed so a failure can be replayed)
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Verify only, do not time (for compute-sanitizer and Nsight Compute)
+    #[arg(long)]
+    verify_only: bool,
+    /// The precision to compute in, for steps with several (default: the first)
+    #[arg(long)]
+    precision: Option<String>,
+}
+
+fn parse_shape(text: &str) -> std::result::Result<Shape, String> {
+    Shape::parse(text).map_err(|e| e.to_string())
+}
+
+fn finite(text: &str) -> std::result::Result<f32, String> {
+    match text.parse::<f32>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err("must be finite".into()),
+        Err(_) => Err(format!("{text:?} is not a number")),
+    }
+}
 
 impl Options {
-    pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options> {
-        let mut shape = Shape::cube(4096);
-        let (mut alpha, mut beta) = (1.0f32, 0.0f32);
-        let (mut kernel, mut seed, mut verify_only, mut precision) = (None, None, false, None);
-        let mut args = args.into_iter();
-        while let Some(flag) = args.next() {
-            if flag == "--help" || flag == "-h" {
-                return Err(Error::BadInput(USAGE.to_string()));
-            }
-            if flag == "--verify-only" {
-                verify_only = true;
-                continue;
-            }
-            let value = args.next().ok_or_else(|| Error::BadInput(format!("{flag} needs a value\n{USAGE}")))?;
-            let number = |what: &str| -> Result<f64> {
-                value.parse::<f64>().map_err(|_| Error::BadInput(format!("{what} must be a number, got {value:?}")))
-            };
-            let dim = |what: &str| -> Result<usize> {
-                value
-                    .parse::<usize>()
-                    .map_err(|_| Error::BadInput(format!("{what} must be a whole number >= 0, got {value:?}")))
-            };
-            match flag.as_str() {
-                "--m" => shape.m = dim("--m")?,
-                "--n" => shape.n = dim("--n")?,
-                "--k" => shape.k = dim("--k")?,
-                "--shape" => shape = Shape::parse(&value)?,
-                "--alpha" => alpha = number("--alpha")? as f32,
-                "--beta" => beta = number("--beta")? as f32,
-                "--kernel" => kernel = Some(PathBuf::from(value)),
-                "--seed" => seed = Some(dim("--seed")? as u64),
-                "--precision" => {
-                    precision = Some(Precision::parse(&value).ok_or_else(|| {
-                        Error::BadInput(format!("--precision must be fp32, tf32, fp16 or fp64, got {value:?}"))
-                    })?)
-                }
-                _ => return Err(Error::BadInput(format!("unknown option {flag}\n{USAGE}"))),
-            }
+    /// Parses a step binary's arguments (`args` without the program name) for a step with
+    /// these precisions; `program` names it in the usage line. Help, version and usage errors
+    /// come back as clap errors, which print themselves and exit with 0 or 2.
+    pub fn parse(
+        program: &'static str,
+        precisions: &[Precision],
+        args: impl IntoIterator<Item = String>,
+    ) -> std::result::Result<Options, clap::Error> {
+        use clap::{CommandFactory, FromArgMatches};
+        let labels: Vec<&'static str> = precisions.iter().map(|p| p.label()).collect();
+        let mut cmd = Args::command()
+            .name(program)
+            .bin_name(program)
+            .mut_arg("precision", |a| a.value_parser(clap::builder::PossibleValuesParser::new(labels.clone())));
+        if labels.len() < 2 {
+            cmd = cmd.mut_arg("precision", |a| a.hide(true));
         }
-        if !alpha.is_finite() || !beta.is_finite() {
-            return Err(Error::BadInput("alpha and beta must be finite".into()));
+        let matches = cmd.try_get_matches_from_mut(std::iter::once(program.to_string()).chain(args))?;
+        let a = Args::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))?;
+        let shape = a.shape.unwrap_or(Shape::new(a.m, a.n, a.k));
+        if let Err(e) = shape.check_32bit() {
+            return Err(cmd.error(clap::error::ErrorKind::ValueValidation, e.to_string()));
         }
-        shape.check_32bit()?;
-        Ok(Options { gemm: Gemm::new(shape, alpha, beta), kernel, seed, verify_only, precision })
+        Ok(Options {
+            gemm: Gemm::new(shape, a.alpha, a.beta),
+            kernel: a.kernel,
+            seed: a.seed,
+            verify_only: a.verify_only,
+            precision: a.precision.as_deref().and_then(Precision::parse),
+        })
     }
 }
 
@@ -101,25 +132,15 @@ pub fn main(step: &Step) -> ExitCode {
 /// Main of a step binary with one `Step` per precision (step 7): `--precision` picks one.
 pub fn main_variants(variants: &[Step]) -> ExitCode {
     crate::compile::disable_compute_cache();
-    let opts = match Options::parse(std::env::args().skip(1)) {
+    let precisions: Vec<Precision> = variants.iter().map(|s| s.precision).collect();
+    let opts = match Options::parse(variants[0].name, &precisions, std::env::args().skip(1)) {
         Ok(o) => o,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(2);
-        }
+        // --help and --version exit 0, usage errors 2.
+        Err(e) => e.exit(),
     };
     let step = match opts.precision {
-        None => variants.first(),
-        Some(p) => variants.iter().find(|s| s.precision == p),
-    };
-    let Some(step) = step else {
-        let have: Vec<&str> = variants.iter().map(|s| s.precision.label()).collect();
-        eprintln!(
-            "this step computes in {}; --precision {} is not one of them",
-            have.join(", "),
-            opts.precision.map_or("", |p| p.label())
-        );
-        return ExitCode::from(2);
+        None => &variants[0],
+        Some(p) => variants.iter().find(|s| s.precision == p).expect("clap accepts only the step's precisions"),
     };
     match run(step, &opts) {
         Ok(true) => ExitCode::SUCCESS,
@@ -219,28 +240,49 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
 mod tests {
     use super::*;
 
-    fn parse(args: &[&str]) -> Result<Options> {
-        Options::parse(args.iter().map(|s| s.to_string()))
+    const TWO: [Precision; 2] = [Precision::F16, Precision::Tf32];
+
+    fn parse(args: &[&str]) -> std::result::Result<Options, clap::Error> {
+        Options::parse("step07-wmma", &TWO, args.iter().map(|s| s.to_string()))
     }
 
     #[test]
-    fn parses_flags() {
-        let o = parse(&["--m", "17", "--n", "4096", "--k", "3", "--alpha", "-1.5", "--beta", "0.5"]).unwrap();
-        assert_eq!(o.gemm, Gemm::new(Shape::new(17, 4096, 3), -1.5, 0.5));
+    fn parses_flags_in_both_spellings() {
+        let o = parse(&["--m", "17", "--n=4096", "--k", "3", "--alpha", "-1.5", "--beta=-0.5"]).unwrap();
+        assert_eq!(o.gemm, Gemm::new(Shape::new(17, 4096, 3), -1.5, -0.5));
+        assert_eq!(parse(&["--alpha=-2"]).unwrap().gemm.alpha, -2.0);
         assert_eq!(parse(&[]).unwrap().gemm, Gemm::new(Shape::cube(4096), 1.0, 0.0));
+        assert_eq!(parse(&["--shape", "3x4x5"]).unwrap().gemm.shape, Shape::new(3, 4, 5));
         assert_eq!(parse(&["--kernel", "x.cu"]).unwrap().kernel, Some(PathBuf::from("x.cu")));
         assert!(parse(&["--verify-only", "--m", "3"]).unwrap().verify_only);
         assert_eq!(parse(&["--precision", "tf32"]).unwrap().precision, Some(Precision::Tf32));
     }
 
     #[test]
-    fn rejects_bad_input_with_a_message() {
-        let err = |a: &[&str]| parse(a).unwrap_err().to_string();
-        assert!(err(&["--m", "-3"]).contains("--m must be a whole number"));
-        assert!(err(&["--m"]).contains("needs a value"));
-        assert!(err(&["--bogus", "1"]).contains("unknown option"));
+    fn help_and_version_name_the_program() {
+        use clap::error::ErrorKind;
+        let help = parse(&["-h"]).unwrap_err();
+        assert_eq!(help.kind(), ErrorKind::DisplayHelp);
+        assert!(help.to_string().contains("Usage: step07-wmma [OPTIONS]"), "{help}");
+        assert_eq!(help.exit_code(), 0);
+        let version = parse(&["--version"]).unwrap_err();
+        assert_eq!(version.kind(), ErrorKind::DisplayVersion);
+        assert!(version.to_string().contains(env!("CARGO_PKG_VERSION")));
+    }
+
+    #[test]
+    fn rejects_bad_input_with_a_message_and_status_2() {
+        let err = |a: &[&str]| {
+            let e = parse(a).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{e}");
+            e.to_string()
+        };
+        assert!(err(&["--m", "-3"]).contains("invalid value '-3' for '--m <M>'"));
+        assert!(err(&["--m"]).contains("a value is required"));
+        assert!(err(&["--alpah", "1"]).contains("tip: a similar argument exists: '--alpha'"));
         assert!(err(&["--m", "100000", "--n", "100000"]).contains("too large"));
         assert!(err(&["--alpha", "nan"]).contains("finite"));
-        assert!(err(&["--precision", "fp8"]).contains("--precision must be"));
+        assert!(err(&["--precision", "fp8"]).contains("possible values: fp16, tf32"));
+        assert!(err(&["--shape", "4", "--m", "3"]).contains("cannot be used with"));
     }
 }

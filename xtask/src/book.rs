@@ -552,12 +552,7 @@ fn collect_md(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-pub fn run(args: &[String]) -> Result<(), String> {
-    let check = match args {
-        [] => false,
-        [flag] if flag == "--check" => true,
-        _ => return Err(crate::USAGE.into()),
-    };
+pub fn run(check: bool) -> Result<(), String> {
     let root = crate::bundle::root();
     let all = load_results(&root)?;
     let generated = root.join("book/src/generated");

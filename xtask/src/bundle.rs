@@ -38,12 +38,9 @@ fn cargo_executables(args: &[&str]) -> Result<Vec<(String, String, String, PathB
     Ok(found)
 }
 
-pub fn run(args: &[String]) -> Result<(), String> {
-    let out = match args {
-        [] => root().join("dist/gpu-bundle"),
-        [flag, dir] if flag == "--out" => PathBuf::from(dir),
-        _ => return Err(crate::USAGE.into()),
-    };
+pub fn run(out: &Path) -> Result<(), String> {
+    // Relative to the workspace, wherever cargo xtask was started.
+    let out = root().join(out);
     let _ = std::fs::remove_dir_all(&out);
     let mut all = cargo_executables(&["test", "--workspace", "--exclude", "xtask", "--release", "--no-run"])?;
     let benches = cargo_executables(&["bench", "--workspace", "--exclude", "xtask", "--no-run"])?;

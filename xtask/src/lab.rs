@@ -74,18 +74,20 @@ fn git_files(root: &Path) -> Result<Vec<PathBuf>, String> {
         .collect())
 }
 
-pub fn handout(args: &[String]) -> Result<(), String> {
-    let mut it = args.iter();
-    let step = it.next().and_then(|k| steps::find(k)).ok_or("handout needs a step (e.g. 05)")?;
-    let (mut out, mut keep_later) = (None, false);
-    while let Some(flag) = it.next() {
-        match flag.as_str() {
-            "--out" => out = it.next().map(PathBuf::from),
-            "--keep-later-steps" => keep_later = true,
-            _ => return Err(format!("unknown option {flag}")),
-        }
-    }
-    let out = out.ok_or("handout needs --out DIR")?;
+#[derive(clap::Args)]
+pub struct HandoutArgs {
+    /// The step: id, crate name or number (e.g. 05)
+    #[arg(value_parser = crate::step_key)]
+    step: &'static Step,
+    /// A new folder for the student copy
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Keep the solutions of later steps (by default they become skeletons too)
+    #[arg(long)]
+    keep_later_steps: bool,
+}
+
+pub fn handout(HandoutArgs { step, out, keep_later_steps: keep_later }: HandoutArgs) -> Result<(), String> {
     if out.exists() {
         return Err(format!("{} exists; choose a new folder", out.display()));
     }
@@ -131,9 +133,31 @@ pub fn handout(args: &[String]) -> Result<(), String> {
 
 // ---------------------------------------------------------------- grading: one case in a child
 
+/// The arguments of the grader's child processes.
+#[derive(clap::Args)]
+pub struct CaseArgs {
+    #[arg(value_parser = crate::step_key)]
+    step: &'static Step,
+    file: PathBuf,
+    #[arg(long, value_parser = crate::shape, default_value = "64")]
+    shape: Shape,
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    pub alpha: f32,
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub beta: f32,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+impl CaseArgs {
+    fn parts(self) -> (&'static Step, PathBuf, Gemm, u64) {
+        (self.step, self.file, Gemm::new(self.shape, self.alpha, self.beta), self.seed)
+    }
+}
+
 /// One graded case, run in this (child) process: prints one JSON line.
-pub fn grade_case(args: &[String]) -> Result<(), String> {
-    let (step, file, gemm, seed) = parse_case(args)?;
+pub fn grade_case(args: CaseArgs) -> Result<(), String> {
+    let (step, file, gemm, seed) = args.parts();
     let result = run_case(step, &file, &gemm, seed);
     let line = match result {
         Ok(v) => v,
@@ -141,25 +165,6 @@ pub fn grade_case(args: &[String]) -> Result<(), String> {
     };
     println!("{line}");
     Ok(())
-}
-
-fn parse_case(args: &[String]) -> Result<(&'static Step, PathBuf, Gemm, u64), String> {
-    let mut it = args.iter();
-    let step = it.next().and_then(|k| steps::find(k)).ok_or("grade-case needs a step")?;
-    let file = PathBuf::from(it.next().ok_or("grade-case needs a kernel file")?);
-    let (mut shape, mut alpha, mut beta, mut seed) = (Shape::cube(64), 1.0f32, 0.0f32, 1u64);
-    while let Some(flag) = it.next() {
-        let v = it.next().ok_or(format!("{flag} needs a value"))?;
-        let num = |s: &str| s.parse::<f64>().map_err(|_| format!("{flag}: not a number: {s}"));
-        match flag.as_str() {
-            "--shape" => shape = Shape::parse(v).map_err(|e| e.to_string())?,
-            "--alpha" => alpha = num(v)? as f32,
-            "--beta" => beta = num(v)? as f32,
-            "--seed" => seed = v.parse().map_err(|_| format!("bad seed {v}"))?,
-            _ => return Err(format!("unknown option {flag}")),
-        }
-    }
-    Ok((step, file, Gemm::new(shape, alpha, beta), seed))
 }
 
 fn run_case(step: &Step, file: &Path, gemm: &Gemm, seed: u64) -> Result<Value, String> {
@@ -209,8 +214,8 @@ fn run_case(step: &Step, file: &Path, gemm: &Gemm, seed: u64) -> Result<Value, S
 }
 
 /// Times the submission, the reference solution and cuBLAS at one shape (a child process).
-pub fn grade_perf(args: &[String]) -> Result<(), String> {
-    let (step, file, gemm, seed) = parse_case(args)?;
+pub fn grade_perf(args: CaseArgs) -> Result<(), String> {
+    let (step, file, gemm, seed) = args.parts();
     let e = |e: common::Error| e.to_string();
     let gpu = Gpu::shared().map_err(e)?;
     let cublas = Cublas::new(&gpu).map_err(e)?;
@@ -289,21 +294,33 @@ fn child(subcommand: &str, args: &[String], timeout: Duration) -> Result<Value, 
     }
 }
 
-pub fn grade(args: &[String]) -> Result<(), String> {
-    let mut it = args.iter();
-    let step = it.next().and_then(|k| steps::find(k)).ok_or("grade needs a step (e.g. 05)")?;
-    let file = PathBuf::from(it.next().ok_or("grade needs the submitted .cu file")?);
-    let (mut hidden, mut json_out, mut timeout, mut perf_shape) = (Vec::new(), None, 30u64, Shape::cube(4096));
-    while let Some(flag) = it.next() {
-        let v = it.next().ok_or(format!("{flag} needs a value"))?;
-        match flag.as_str() {
-            "--hidden" => hidden = parse_hidden(&std::fs::read_to_string(v).map_err(|e| format!("{v}: {e}"))?)?,
-            "--json" => json_out = Some(PathBuf::from(v)),
-            "--timeout" => timeout = v.parse().map_err(|_| format!("bad timeout {v}"))?,
-            "--perf-shape" => perf_shape = Shape::parse(v).map_err(|e| e.to_string())?,
-            _ => return Err(format!("unknown option {flag}")),
-        }
-    }
+#[derive(clap::Args)]
+pub struct GradeArgs {
+    /// The step: id, crate name or number (e.g. 05, or step07-wmma-tf32 for one precision)
+    #[arg(value_parser = crate::step_key)]
+    step: &'static Step,
+    /// The submitted kernel
+    #[arg(value_name = "FILE.cu")]
+    file: PathBuf,
+    /// Hidden cases, one `M N K alpha beta` per line (`#` starts a comment)
+    #[arg(long, value_name = "FILE")]
+    hidden: Option<PathBuf>,
+    /// Also write the score as Gradescope's results.json
+    #[arg(long, value_name = "OUT")]
+    json: Option<PathBuf>,
+    /// Time limit of each case, in seconds (the timing gets four times as long)
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    timeout: u64,
+    /// The shape the speed is measured at
+    #[arg(long, value_name = "MxNxK", value_parser = crate::shape, default_value = "4096")]
+    perf_shape: Shape,
+}
+
+pub fn grade(GradeArgs { step, file, hidden, json: json_out, timeout, perf_shape }: GradeArgs) -> Result<(), String> {
+    let hidden = match hidden {
+        Some(path) => parse_hidden(&std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?)?,
+        None => Vec::new(),
+    };
     let source = KernelSource::from_file(&file).map_err(|e| e.to_string())?;
     let gpu = Gpu::shared().map_err(|e| e.to_string())?;
     let mut tests = Vec::new();

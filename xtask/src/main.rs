@@ -1,15 +1,5 @@
-//! `cargo xtask <task>`: project tasks that are programs rather than shell scripts.
-//!
-//! - `bundle [--out DIR]`: builds every test, bench and step binary (release) into a
-//!   self-contained folder with `run.sh`, for a GPU machine that has the NVIDIA driver and
-//!   the CUDA 13 toolkit but no Rust.
-//! - `ptxas [--arch sm_90]`: registers, shared memory and spills of every kernel variant.
-//! - `cubin STEP [--shape S] [--arch A] [--kernel F] --out FILE`: the CUBIN, for `cuobjdump -sass`.
-//! - `sweep [--out FILE] [--steps LIST] [--shapes LIST]`: every step and cuBLAS on a sweep of
-//!   shapes (needs a GPU), written to `results/<gpu>.json`.
-//! - `book [--check]`: the book's tables and charts from the recorded results; `--check` fails
-//!   on stale generated files, kernels changed since their results, and broken includes.
-//! - `handout STEP --out DIR`, `grade STEP FILE.cu [...]`: lab assignments (see `lab.rs`).
+//! `cargo xtask <task>`: project tasks that are programs rather than shell scripts. Run
+//! `cargo xtask --help` for the list, `cargo xtask <task> --help` for one task's options.
 
 mod book;
 mod bundle;
@@ -19,25 +9,80 @@ mod ptxas;
 mod svg;
 mod sweep;
 
+use clap::{Parser, Subcommand};
+use common::{Shape, Step};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask bundle [--out DIR] | ptxas [--arch sm_XY] | cubin STEP [--shape S] [--arch A] [--kernel F] --out FILE | sweep [--out FILE] [--steps LIST] [--shapes LIST] | book [--check] | handout STEP --out DIR [--keep-later-steps] | grade STEP FILE.cu [--hidden FILE] [--json OUT] [--timeout SECS] [--perf-shape S]";
+#[derive(Parser)]
+#[command(name = "xtask", bin_name = "cargo xtask", version, about = "Tasks of the SGEMM ladder")]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Build every test, bench and step binary (release) into a self-contained folder with
+    /// run.sh, for a GPU machine with the NVIDIA driver and CUDA 13 but no Rust
+    Bundle {
+        /// Where to put it
+        #[arg(long, default_value = "dist/gpu-bundle")]
+        out: PathBuf,
+    },
+    /// Registers, shared memory and spills of every kernel variant (needs only NVRTC)
+    Ptxas {
+        #[arg(long, default_value = "sm_90")]
+        arch: String,
+    },
+    /// Write the CUBIN the harness would load for a shape, to read with `cuobjdump -sass`
+    Cubin(cubin::Args),
+    /// Every step and cuBLAS on a sweep of shapes (needs a GPU), into results/<gpu>.json
+    Sweep(sweep::Args),
+    /// The book's tables and charts from the recorded results
+    Book {
+        /// Change nothing; fail on stale generated files, kernels changed since their
+        /// results, and broken includes
+        #[arg(long)]
+        check: bool,
+    },
+    /// A student copy of the repository with a step's kernel as a skeleton
+    Handout(lab::HandoutArgs),
+    /// Grade a submitted kernel: each case in its own process with a time limit
+    Grade(lab::GradeArgs),
+    /// The grader's child process: one case
+    #[command(hide = true)]
+    GradeCase(lab::CaseArgs),
+    /// The grader's child process: the timing
+    #[command(hide = true)]
+    GradePerf(lab::CaseArgs),
+}
+
+/// A step of the registry by id (`step07-wmma-tf32`), crate name or number (`5`, `05`).
+pub fn step_key(key: &str) -> Result<&'static Step, String> {
+    steps::find(key).ok_or_else(|| {
+        let ids: Vec<String> = steps::ALL.iter().map(Step::id).collect();
+        format!("no step {key:?}; the steps are {}", ids.join(", "))
+    })
+}
+
+/// `MxNxK`, or `S` for SxSxS.
+pub fn shape(text: &str) -> Result<Shape, String> {
+    Shape::parse(text).map_err(|e| e.to_string())
+}
 
 fn main() -> ExitCode {
     common::compile::disable_compute_cache();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
-        Some("bundle") => bundle::run(&args[1..]),
-        Some("ptxas") => ptxas::run(&args[1..]),
-        Some("cubin") => cubin::run(&args[1..]),
-        Some("sweep") => sweep::run(&args[1..]),
-        Some("book") => book::run(&args[1..]),
-        Some("handout") => lab::handout(&args[1..]),
-        Some("grade") => lab::grade(&args[1..]),
-        // The grader's child processes: one case, or the timing, per process.
-        Some("grade-case") => lab::grade_case(&args[1..]),
-        Some("grade-perf") => lab::grade_perf(&args[1..]),
-        _ => Err(USAGE.to_string()),
+    let result = match Cli::parse().task {
+        Task::Bundle { out } => bundle::run(&out),
+        Task::Ptxas { arch } => ptxas::run(&arch),
+        Task::Cubin(args) => cubin::run(args),
+        Task::Sweep(args) => sweep::run(args),
+        Task::Book { check } => book::run(check),
+        Task::Handout(args) => lab::handout(args),
+        Task::Grade(args) => lab::grade(args),
+        Task::GradeCase(args) => lab::grade_case(args),
+        Task::GradePerf(args) => lab::grade_perf(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -45,5 +90,28 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn negative_scalars_and_typos() {
+        let cli = Cli::try_parse_from(["xtask", "grade-case", "5", "x.cu", "--alpha=-1.5", "--beta", "-2"]).unwrap();
+        let Task::GradeCase(a) = cli.task else { panic!("not grade-case") };
+        assert_eq!((a.alpha, a.beta), (-1.5, -2.0));
+        let typo = Cli::try_parse_from(["xtask", "bok"]).err().unwrap().to_string();
+        assert!(typo.contains("tip: a similar subcommand exists: 'book'"), "{typo}");
+        let help = Cli::try_parse_from(["xtask", "--help"]).err().unwrap();
+        assert_eq!(help.exit_code(), 0);
+        assert!(help.to_string().contains("Usage: cargo xtask <COMMAND>"), "{help}");
     }
 }

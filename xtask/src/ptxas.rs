@@ -7,12 +7,7 @@ use common::{Launch, Shape};
 /// Shapes whose launches pick each step's variants (the fast path and the edge path).
 const PROBES: [Shape; 2] = [Shape::cube(4096), Shape::new(1000, 1001, 999)];
 
-pub fn run(args: &[String]) -> Result<(), String> {
-    let arch = match args {
-        [] => "sm_90".to_string(),
-        [flag, arch] if flag == "--arch" => arch.clone(),
-        _ => return Err(crate::USAGE.into()),
-    };
+pub fn run(arch: &str) -> Result<(), String> {
     println!("| step | defines | threads | registers | static smem (B) | spills (B) |\n|---|---|---:|---:|---:|---:|");
     for step in steps::ALL {
         let mut seen: Vec<Launch> = Vec::new();
@@ -21,7 +16,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             if seen.iter().any(|l| l.defines == launch.defines) {
                 continue;
             }
-            let c = compile(&step.kernel, &launch.defines, &arch).map_err(|e| e.to_string())?;
+            let c = compile(&step.kernel, &launch.defines, arch).map_err(|e| e.to_string())?;
             let defines: Vec<String> = launch.defines.iter().map(|(n, v)| format!("{n}={v}")).collect();
             let r = c.resources;
             println!(

@@ -48,8 +48,18 @@ pub fn today() -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-fn parse_list<T>(text: &str, item: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
-    text.split(',').filter(|s| !s.trim().is_empty()).map(|s| item(s.trim())).collect()
+#[derive(clap::Args)]
+pub struct Args {
+    /// The results file (default: results/<gpu>.json)
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Steps to run, comma-separated ids, crate names or numbers (a number names every
+    /// precision of a step); default: all
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    steps: Vec<String>,
+    /// Shapes, comma-separated MxNxK or S; default: the sweep's squares and workload shapes
+    #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = crate::shape)]
+    shapes: Vec<Shape>,
 }
 
 /// Device-to-device copy bandwidth, bytes read plus bytes written per second (median of 10).
@@ -62,22 +72,19 @@ fn copy_bandwidth(gpu: &Gpu) -> common::Result<f64> {
     Ok(2.0 * (n * 4) as f64 / (t.median_ms * 1e-3))
 }
 
-pub fn run(args: &[String]) -> Result<(), String> {
-    let mut steps: Vec<&'static Step> = steps::ALL.iter().collect();
-    let (mut shapes, mut out) = (default_shapes(), None);
-    let mut it = args.iter();
-    while let Some(flag) = it.next() {
-        let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        match flag.as_str() {
-            "--out" => out = Some(PathBuf::from(value)),
-            "--steps" => {
-                let picked = parse_list(value, |k| Ok(steps::variants(k)))?;
-                steps = picked.into_iter().flatten().collect();
-            }
-            "--shapes" => shapes = parse_list(value, |s| Shape::parse(s).map_err(|e| e.to_string()))?,
-            _ => return Err(format!("unknown option {flag}\n{}", crate::USAGE)),
+pub fn run(Args { out, steps: keys, shapes }: Args) -> Result<(), String> {
+    let mut steps: Vec<&'static Step> = Vec::new();
+    for key in keys.iter().map(|k| k.trim()).filter(|k| !k.is_empty()) {
+        let picked = steps::variants(key);
+        if picked.is_empty() {
+            crate::step_key(key)?;
         }
+        steps.extend(picked);
     }
+    if steps.is_empty() {
+        steps = steps::ALL.iter().collect();
+    }
+    let shapes = if shapes.is_empty() { default_shapes() } else { shapes };
     let e = |e: common::Error| e.to_string();
     let gpu = Gpu::shared().map_err(e)?;
     let cublas = Cublas::new(&gpu).map_err(e)?;
