@@ -19,6 +19,8 @@ use serde_json::{Value, json};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 /// Guard elements on each side of every device buffer a graded kernel gets.
@@ -131,9 +133,17 @@ pub fn handout(HandoutArgs { step, out, keep_later_steps: keep_later }: HandoutA
     Ok(())
 }
 
-// ---------------------------------------------------------------- grading: one case in a child
+// ---------------------------------------------------------------- grading: the cases in a child
 
-/// The arguments of the grader's child processes.
+/// The grader's child process that runs cases: the step and the submitted file.
+#[derive(clap::Args)]
+pub struct CasesArgs {
+    #[arg(value_parser = crate::step_key)]
+    step: &'static Step,
+    file: PathBuf,
+}
+
+/// The arguments of the grader's timing child.
 #[derive(clap::Args)]
 pub struct CaseArgs {
     #[arg(value_parser = crate::step_key)]
@@ -155,26 +165,38 @@ impl CaseArgs {
     }
 }
 
-/// One graded case, run in this (child) process: prints one JSON line.
-pub fn grade_case(args: CaseArgs) -> Result<(), String> {
-    let (step, file, gemm, seed) = args.parts();
-    let result = run_case(step, &file, &gemm, seed);
-    let line = match result {
-        Ok(v) => v,
-        Err(e) => json!({ "passed": false, "reason": e }),
-    };
-    println!("{line}");
-    Ok(())
-}
-
-fn run_case(step: &Step, file: &Path, gemm: &Gemm, seed: u64) -> Result<Value, String> {
+/// The graded cases, run in this (child) process: one `M N K alpha beta seed` line from stdin
+/// per case, one JSON line to stdout per case. The GPU context, the cuBLAS handle and the
+/// compiled kernel are made once and serve every case, which is what makes grading fast; the
+/// parent restarts a child after a crash and kills it on a time-out.
+pub fn grade_cases(CasesArgs { step, file }: CasesArgs) -> Result<(), String> {
+    use std::io::{BufRead, Write};
     let e = |e: common::Error| e.to_string();
     let gpu = Gpu::shared().map_err(e)?;
     let cublas = Cublas::new(&gpu).map_err(e)?;
-    let source = KernelSource::from_file(file).map_err(e)?;
+    let source = KernelSource::from_file(&file).map_err(e)?;
     let mut runner = Runner::new(&gpu, step, Some(source)).map_err(e)?;
+    for line in std::io::stdin().lock().lines() {
+        let line = line.map_err(|e| e.to_string())?;
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let [m, n, k, alpha, beta, seed] = f[..] else { return Err(format!("bad case line {line:?}")) };
+        let num = |s: &str| s.parse::<f64>().map_err(|_| format!("bad case line {line:?}"));
+        let shape = Shape::new(num(m)? as usize, num(n)? as usize, num(k)? as usize);
+        let gemm = Gemm::new(shape, num(alpha)? as f32, num(beta)? as f32);
+        let seed = seed.parse().map_err(|_| format!("bad seed in {line:?}"))?;
+        let result = run_case(&gpu, &cublas, &mut runner, &gemm, seed)
+            .unwrap_or_else(|e| json!({ "passed": false, "reason": e }));
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{result}").and_then(|_| out.flush()).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn run_case(gpu: &Arc<Gpu>, cublas: &Cublas, runner: &mut Runner, gemm: &Gemm, seed: u64) -> Result<Value, String> {
+    let (gpu, step) = (gpu.clone(), runner.step.clone());
+    let e = |e: common::Error| e.to_string();
     let p = step.precision;
-    let prepared = Prepared::new(&gpu, &cublas, gemm, p, seed).map_err(e)?;
+    let prepared = Prepared::new(&gpu, cublas, gemm, p, seed).map_err(e)?;
     // The submission gets guarded copies of A, B and C.
     let a = DeviceMatrix::guarded(&gpu, &prepared.inputs.a, p.input(), GUARD).map_err(e)?;
     let b = DeviceMatrix::guarded(&gpu, &prepared.inputs.b, p.input(), GUARD).map_err(e)?;
@@ -257,6 +279,77 @@ pub fn parse_hidden(text: &str) -> Result<Vec<Gemm>, String> {
         out.push(Gemm::new(shape, num(f[3])?, num(f[4])?));
     }
     Ok(out)
+}
+
+/// A child process that runs graded cases one at a time (`grade-cases`), each with a time limit.
+struct CaseChild {
+    proc: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<String>,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+impl CaseChild {
+    fn start(step: &Step, file: &Path) -> Result<CaseChild, String> {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let mut proc = Command::new(exe)
+            .args(["grade-cases".into(), step.id(), file.display().to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start the grading process: {e}"))?;
+        let (stdin, stdout, mut err) =
+            (proc.stdin.take().unwrap(), proc.stdout.take().unwrap(), proc.stderr.take().unwrap());
+        // Lines arrive on a channel, so that the parent can wait for one with a time limit.
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        Ok(CaseChild { proc, stdin, lines, stderr })
+    }
+
+    /// Runs one case; on a time-out or a crash the child is gone (`Err`, and `None` back).
+    fn run(mut self, gemm: &Gemm, seed: u64, timeout: Duration) -> (Result<Value, String>, Option<CaseChild>) {
+        use std::io::Write;
+        let s = gemm.shape;
+        let sent = writeln!(self.stdin, "{} {} {} {} {} {seed}", s.m, s.n, s.k, gemm.alpha, gemm.beta)
+            .and_then(|_| self.stdin.flush());
+        let answer = if sent.is_ok() { self.lines.recv_timeout(timeout) } else { Err(RecvTimeoutError::Disconnected) };
+        match answer {
+            Ok(line) => match serde_json::from_str::<Value>(&line) {
+                Ok(v) => (Ok(v), Some(self)),
+                Err(_) => (Err(format!("unexpected output: {line}")), self.end()),
+            },
+            Err(RecvTimeoutError::Timeout) => {
+                let _ = self.proc.kill();
+                self.end();
+                (Err(format!("timed out after {} s (an endless loop, or far too slow)", timeout.as_secs())), None)
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                let status = self.proc.wait().map(|s| s.to_string()).unwrap_or_default();
+                let err = self.stderr.join().unwrap_or_default();
+                let why = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no output");
+                (Err(format!("crashed ({status}): {why}")), None)
+            }
+        }
+    }
+
+    fn end(mut self) -> Option<CaseChild> {
+        let _ = self.proc.kill();
+        let _ = self.proc.wait();
+        None
+    }
 }
 
 /// Runs this program again as `subcommand` with a time limit; returns its JSON line or why not.
@@ -345,24 +438,22 @@ pub fn grade(GradeArgs { step, file, hidden, json: json_out, timeout, perf_shape
     if let Some(e) = &compile_error {
         tests.push(json!({ "name": "compile", "score": 0.0, "max_score": CORRECTNESS_POINTS + PERFORMANCE_POINTS, "output": e }));
     } else {
+        // One child runs the cases in turn; after a crash the next case gets a fresh one.
+        let mut worker: Option<CaseChild> = None;
         for (set, g) in &all {
             let seed = data::fresh_seed();
-            let case_args = vec![
-                step.id(),
-                file.display().to_string(),
-                "--shape".into(),
-                g.shape.to_string(),
-                "--alpha".into(),
-                g.alpha.to_string(),
-                "--beta".into(),
-                g.beta.to_string(),
-                "--seed".into(),
-                seed.to_string(),
-            ];
             let (ok, output) = if hung {
                 (false, "not run: an earlier case timed out".to_string())
             } else {
-                match child("grade-case", &case_args, timeout) {
+                let result = match worker.take().map_or_else(|| CaseChild::start(step, &file), Ok) {
+                    Ok(w) => {
+                        let (result, alive) = w.run(g, seed, timeout);
+                        worker = alive;
+                        result
+                    }
+                    Err(e) => Err(e),
+                };
+                match result {
                     Ok(v) if v["passed"] == true => {
                         (true, format!("ok (error {:.1e})", v["rel_err_vs_cpu"].as_f64().unwrap_or(0.0)))
                     }

@@ -48,11 +48,11 @@ enum Task {
     },
     /// A student copy of the repository with a step's kernel as a skeleton
     Handout(lab::HandoutArgs),
-    /// Grade a submitted kernel: each case in its own process with a time limit
+    /// Grade a submitted kernel: the cases in a child process, each with a time limit
     Grade(lab::GradeArgs),
-    /// The grader's child process: one case
+    /// The grader's child process: the cases, one a line on stdin
     #[command(hide = true)]
-    GradeCase(lab::CaseArgs),
+    GradeCases(lab::CasesArgs),
     /// The grader's child process: the timing
     #[command(hide = true)]
     GradePerf(lab::CaseArgs),
@@ -81,7 +81,7 @@ fn main() -> ExitCode {
         Task::Book { check } => book::run(check),
         Task::Handout(args) => lab::handout(args),
         Task::Grade(args) => lab::grade(args),
-        Task::GradeCase(args) => lab::grade_case(args),
+        Task::GradeCases(args) => lab::grade_cases(args),
         Task::GradePerf(args) => lab::grade_perf(args),
     };
     match result {
@@ -105,8 +105,8 @@ mod tests {
 
     #[test]
     fn negative_scalars_and_typos() {
-        let cli = Cli::try_parse_from(["xtask", "grade-case", "5", "x.cu", "--alpha=-1.5", "--beta", "-2"]).unwrap();
-        let Task::GradeCase(a) = cli.task else { panic!("not grade-case") };
+        let cli = Cli::try_parse_from(["xtask", "grade-perf", "5", "x.cu", "--alpha=-1.5", "--beta", "-2"]).unwrap();
+        let Task::GradePerf(a) = cli.task else { panic!("not grade-perf") };
         assert_eq!((a.alpha, a.beta), (-1.5, -2.0));
         let typo = Cli::try_parse_from(["xtask", "bok"]).err().unwrap().to_string();
         assert!(typo.contains("tip: a similar subcommand exists: 'book'"), "{typo}");
