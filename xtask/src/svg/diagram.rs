@@ -44,7 +44,7 @@ pub fn generate() -> Result<BTreeMap<String, String>, String> {
     }
     // The next rung's building blocks, drawn from their definitions (PTX ISA), not from a step.
     put("mma-m16n8-accumulator".into(), accumulator_lanes());
-    put("swizzle-128b".into(), swizzle(128, 8, |row, chunk| chunk ^ (row % 8)));
+    put("swizzle-128b".into(), swizzle(128, 8, "chunk' = chunk ^ (row % 8)", |row, chunk| chunk ^ (row % 8)));
     Ok(out)
 }
 
@@ -75,6 +75,11 @@ fn line(x1: f64, y1: f64, x2: f64, y2: f64, stroke: &str) -> Line {
 /// Lane 0 blue through lane 31 orange.
 fn lane_colour(lane: usize) -> String {
     format!("hsl({}, 75%, 45%)", 215 - lane * 185 / 31)
+}
+
+/// The same, light enough for dark text on it.
+fn lane_tint(lane: usize) -> String {
+    format!("hsl({}, 75%, 78%)", 215 - lane * 185 / 31)
 }
 
 /// Title and subtitle lines at the top.
@@ -132,7 +137,6 @@ fn warp_access(g: &Geometry) -> Result<Document, String> {
     let sa = sectors(a.iter().map(|&(r, c)| r * k + c).collect());
     let sb = sectors(b.iter().map(|&(r, c)| r * n + c).collect());
     let sc = sectors(lanes.iter().map(|&(r, c)| r * n + c).collect());
-    let _ = m;
 
     let cell = 8.0;
     let p = cell * side as f64;
@@ -222,11 +226,10 @@ fn banks(g: &Geometry) -> Result<Document, String> {
     let base = top + grid_h + 56.0;
     for (bank, &c) in per_bank.iter().enumerate() {
         let bh = 40.0 * c as f64 / 32.0;
-        doc = doc.add(rect(left + bank as f64 * cell + 1.0, base - bh, cell - 2.0, bh.max(1.0), INK));
+        doc = doc.add(rect(left + bank as f64 * cell + 1.0, base - bh, cell - 2.0, bh.max(3.0), INK));
     }
     doc = doc
         .add(line(left, base, left + 32.0 * cell, base, INK))
-        .add(text(left, top + grid_h + 12.0 + 0.0, "").set("font-size", SMALL))
         .add(text(left, base + 26.0, "lanes per bank (bar = 32 lanes)").set("font-size", SMALL))
         .add(
             text(
@@ -392,9 +395,13 @@ fn timeline(g: &Geometry) -> Result<Option<Document>, String> {
         let (fill, fg, label) =
             if math { (WARP[0], "white", format!("math {t}")) } else { ("#c9daf0", INK, format!("load {t}")) };
         let r = rect(x(from as f64) + 2.0, y, unit * (to - from) as f64 - 4.0, row_h - 8.0, fill).set("rx", 4);
+        // The label keeps a halo of its bar's colour where a barrier line crosses it.
         doc = doc.add(r).add(
             text(x((from + to) as f64 / 2.0), y + row_h * 0.5, label)
                 .set("fill", fg)
+                .set("stroke", fill)
+                .set("stroke-width", 5)
+                .set("paint-order", "stroke")
                 .set("font-size", SMALL)
                 .set("text-anchor", "middle"),
         );
@@ -480,9 +487,8 @@ fn accumulator_lanes() -> Document {
             let lane = (row % 8) * 4 + col / 2;
             let reg = col % 2 + 2 * (row / 8);
             let (x, y) = (left + col as f64 * cw, top + row as f64 * ch);
-            doc = doc.add(rect(x, y, cw, ch, &lane_colour(lane)).set("stroke", "white")).add(
+            doc = doc.add(rect(x, y, cw, ch, &lane_tint(lane)).set("stroke", "white")).add(
                 text(x + cw / 2.0, y + ch * 0.68, format!("{lane}·c{reg}"))
-                    .set("fill", "white")
                     .set("font-size", SMALL)
                     .set("text-anchor", "middle"),
             );
@@ -494,7 +500,8 @@ fn accumulator_lanes() -> Document {
 /// An XOR swizzle of 16-byte chunks: `rows` rows of `row_bytes`, chunk c of row r stored at
 /// chunk `swz(r, c)`, drawn over the 8 four-bank groups of a 128-byte line, with and without
 /// the swizzle. Highlighted: chunk 0 of every row, what one `ldmatrix` 8x8 matrix reads.
-pub fn swizzle(row_bytes: usize, rows: usize, swz: fn(usize, usize) -> usize) -> Document {
+/// `rule` states `swz` in words for the heading.
+pub fn swizzle(row_bytes: usize, rows: usize, rule: &str, swz: fn(usize, usize) -> usize) -> Document {
     let chunks = row_bytes / 16;
     let lines = rows * row_bytes / 128;
     let (cw, ch, gap, top) = (36.0, 30.0, 40.0, 124.0);
@@ -504,7 +511,7 @@ pub fn swizzle(row_bytes: usize, rows: usize, swz: fn(usize, usize) -> usize) ->
         document(w, h),
         &[
             &format!("{rows} rows of {row_bytes} B in 16-byte chunks"),
-            "chunk' = chunk ^ (row % 8); label: row.chunk",
+            &format!("{rule}; label: row.chunk"),
             "highlighted: chunk 0 of each row (one ldmatrix)",
         ],
     );
@@ -521,13 +528,13 @@ pub fn swizzle(row_bytes: usize, rows: usize, swz: fn(usize, usize) -> usize) ->
                 if hot {
                     groups[group] += 1;
                 }
-                let fill = if hot { lane_colour(r * 31 / rows.max(2).saturating_sub(1).max(1)) } else { FAINT.to_string() };
+                let fill = if hot { lane_tint(r * 31 / (rows - 1).max(1)) } else { FAINT.to_string() };
                 let (x, y) = (x0 + group as f64 * cw, top + line_ as f64 * ch);
                 doc = doc.add(rect(x, y, cw, ch, &fill).set("stroke", "white")).add(
                     text(x + cw / 2.0, y + ch * 0.68, format!("{r}.{c}"))
                         .set("font-size", 12)
                         .set("text-anchor", "middle")
-                        .set("fill", if hot { "white" } else { INK }),
+                        .set("font-weight", if hot { "bold" } else { "normal" }),
                 );
             }
         }
