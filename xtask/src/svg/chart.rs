@@ -149,7 +149,10 @@ pub fn gflops(r: &Results) -> String {
             let value = Text::new(format!("{g:.0}"), (120.0, y + 0.14), font(FONT - 2));
             chart.draw_series([value]).map_err(err)?;
             chart
-                .draw_series([PathElement::new(vec![(*cublas, y - 0.45), (*cublas, y + 0.45)], REFERENCE.stroke_width(4))])
+                .draw_series([PathElement::new(
+                    vec![(*cublas, y - 0.45), (*cublas, y + 0.45)],
+                    REFERENCE.stroke_width(4),
+                )])
                 .map_err(err)?;
         }
         Ok(())

@@ -12,10 +12,10 @@ use std::collections::BTreeMap;
 use svg::Document;
 use svg::node::element::{Line, Rectangle, Text};
 
-/// Font sizes: the diagrams are about 640 units wide and must stay legible scaled down to a
-/// 400-pixel phone screen (about 0.6).
-const FONT: u32 = 17;
-const SMALL: u32 = 14;
+/// Font sizes: the diagrams are at most about 540 units wide, so that scaled down to a 400-pixel
+/// phone screen (about 0.7) the small text is still 11 pixels.
+const FONT: u32 = 19;
+const SMALL: u32 = 16;
 const INK: &str = "#222222";
 const FAINT: &str = "#e8edf3";
 const PAD_FILL: &str = "#b8b8b8";
@@ -138,15 +138,16 @@ fn warp_access(g: &Geometry) -> Result<Document, String> {
     let sb = sectors(b.iter().map(|&(r, c)| r * n + c).collect());
     let sc = sectors(lanes.iter().map(|&(r, c)| r * n + c).collect());
 
-    let cell = 8.0;
+    let cell = 6.5;
     let p = cell * side as f64;
-    let (left, right_x, top) = (24.0, 24.0 + p + 40.0, 96.0);
+    let (left, right_x, top) = (16.0, 16.0 + p + 24.0, 120.0);
     let (w, h) = ((right_x + p + 24.0) as u32, (top + 2.0 * p + 110.0) as u32);
     let mut doc = heading(
         document(w, h),
         &[
-            &format!("{}: one warp, one step of the K loop", g.step.name),
-            &format!("block {}x{} threads, {}³; colour = lane", g.block().0, g.block().1, m),
+            &format!("{}: one warp, one step", g.step.name),
+            "of the K loop; colour = lane",
+            &format!("block {}x{} threads, {}³", g.block().0, g.block().1, m),
         ],
     );
     // Three windows in the layout of C = A B: B above C, A left of C.
@@ -167,8 +168,8 @@ fn warp_access(g: &Geometry) -> Result<Document, String> {
     }
     doc = lane_legend(doc, left, top + 20.0, p);
     doc = doc
-        .add(text(left, top + 90.0, "a sector is 32 bytes:").set("font-size", SMALL))
-        .add(text(left, top + 110.0, "the unit a load moves").set("font-size", SMALL));
+        .add(text(left, top + 90.0, "a sector: 32 bytes,").set("font-size", SMALL))
+        .add(text(left, top + 110.0, "what a load moves").set("font-size", SMALL));
     Ok(doc)
 }
 
@@ -192,7 +193,7 @@ fn banks(g: &Geometry) -> Result<Document, String> {
     let lines = (rows * ld).div_ceil(32);
 
     let cell = 14.0;
-    let (left, top) = (24.0, 112.0);
+    let (left, top) = (16.0, 124.0);
     let grid_h = cell * lines as f64;
     let (w, h) = ((left + 32.0 * cell + 24.0) as u32, (top + grid_h + 150.0) as u32);
     let pad = ld - tile;
@@ -200,7 +201,11 @@ fn banks(g: &Geometry) -> Result<Document, String> {
         document(w, h),
         &[
             &format!("{}: __shared__ float Bs[{rows}][{ld}]", g.step.name),
-            &if pad == 0 { "rows of 32 floats, no padding".to_string() } else { format!("{pad} float of padding per row (grey)") },
+            &if pad == 0 {
+                "rows of 32 floats, no padding".to_string()
+            } else {
+                format!("{pad} float of padding per row (grey)")
+            },
             "one warp reads Bs[tx][0], colour = lane",
         ],
     );
@@ -214,7 +219,13 @@ fn banks(g: &Geometry) -> Result<Document, String> {
     doc = doc.add(text(left + 32.0 * cell, top - 30.0, "bank").set("font-size", SMALL).set("text-anchor", "end"));
     for w in 0..rows * ld {
         let (row, col) = (w / ld, w % ld);
-        let fill = if col >= tile { PAD_FILL } else if row % 2 == 0 { "#dde6f2" } else { "#f2f5fa" };
+        let fill = if col >= tile {
+            PAD_FILL
+        } else if row % 2 == 0 {
+            "#dde6f2"
+        } else {
+            "#f2f5fa"
+        };
         let (x, y) = (left + (w % 32) as f64 * cell, top + (w / 32) as f64 * cell);
         doc = doc.add(rect(x, y, cell, cell, fill).set("stroke", "white").set("stroke-width", 0.5));
     }
@@ -276,16 +287,17 @@ fn thread_work(tid: usize, [bm, bn, bk, tm, tn]: [usize; 5]) -> ThreadWork {
 fn thread_tiles(g: &Geometry) -> Result<Document, String> {
     let d @ [bm, bn, bk, tm, tn] = g.defines(["BM", "BN", "BK", "TM", "TN"])?;
     let threads = g.launch.threads_per_block() as usize;
-    let s = 512.0 / bn.max(bm) as f64;
+    let s = 400.0 / bn.max(bm) as f64;
     let (ax, cx) = (34.0, 34.0 + bk as f64 * s + 14.0);
-    let (by, cy) = (130.0, 130.0 + bk as f64 * s + 14.0);
-    let (w, h) = ((cx + bn as f64 * s + 20.0) as u32, (cy + bm as f64 * s + 92.0) as u32);
+    let (by, cy) = (150.0, 150.0 + bk as f64 * s + 14.0);
+    let (w, h) = ((cx + bn as f64 * s + 20.0) as u32, (cy + bm as f64 * s + 100.0) as u32);
     let mut doc = heading(
         document(w, h),
         &[
-            &format!("{}: BM x BN = {bm} x {bn}, BK = {bk}", g.step.name),
-            &format!("{threads} threads = {} warps (colours); each", threads / 32),
-            &format!("thread: {tm} x {tn} of C as 4 quadrants (thread 0 black)"),
+            g.step.name,
+            &format!("BM x BN = {bm} x {bn}, BK = {bk}, {threads} threads"),
+            &format!("= {} warps (colours); a thread: {tm} x {tn}", threads / 32),
+            "of C in 4 quadrants (thread 0 black)",
         ],
     );
     doc = doc
@@ -304,33 +316,41 @@ fn thread_tiles(g: &Geometry) -> Result<Document, String> {
     let t0 = thread_work(0, d);
     // Thread 0's outer products: its TM rows of A and TN columns of B.
     for &(r, c) in &t0.quadrants {
-        doc = doc
-            .add(rect(ax - 8.0, cy + r as f64 * s, 5.0, qh as f64 * s, INK))
-            .add(rect(cx + c as f64 * s, by - 8.0, qw as f64 * s, 5.0, INK));
+        doc = doc.add(rect(ax - 8.0, cy + r as f64 * s, 5.0, qh as f64 * s, INK)).add(rect(
+            cx + c as f64 * s,
+            by - 8.0,
+            qw as f64 * s,
+            5.0,
+            INK,
+        ));
     }
     // Warp 0's float4 loads, one box per lane and load.
     for lane in 0..32 {
         let t = thread_work(lane, d);
         for &(r, c) in &t.a_loads {
-            doc = doc.add(rect(ax + c as f64 * s, cy + r as f64 * s, 4.0 * s, s, &lane_colour(lane)).set("stroke", "white"));
+            doc = doc
+                .add(rect(ax + c as f64 * s, cy + r as f64 * s, 4.0 * s, s, &lane_colour(lane)).set("stroke", "white"));
         }
         for &(r, c) in &t.b_loads {
-            doc = doc.add(rect(cx + c as f64 * s, by + r as f64 * s, 4.0 * s, s, &lane_colour(lane)).set("stroke", "white"));
+            doc = doc
+                .add(rect(cx + c as f64 * s, by + r as f64 * s, 4.0 * s, s, &lane_colour(lane)).set("stroke", "white"));
         }
     }
-    doc = doc
-        .add(text(cx, by - 14.0, format!("B tile, {bk} x {bn}")).set("font-size", SMALL))
-        .add(
-            text(ax - 12.0, cy + bm as f64 * s, format!("A tile, {bm} x {bk}"))
-                .set("font-size", SMALL)
-                .set("transform", format!("rotate(-90 {} {})", ax - 12.0, cy + bm as f64 * s)),
-        );
+    doc = doc.add(text(cx, by - 14.0, format!("B tile, {bk} x {bn}")).set("font-size", SMALL)).add(
+        text(ax - 12.0, cy + bm as f64 * s, format!("A tile, {bm} x {bk}"))
+            .set("font-size", SMALL)
+            .set("transform", format!("rotate(-90 {} {})", ax - 12.0, cy + bm as f64 * s)),
+    );
     let foot = cy + bm as f64 * s + 24.0;
-    doc = lane_legend(doc, cx, foot, 200.0).add(
-        text(cx + 216.0, foot + 12.0, format!("warp 0's float4 loads ({} of A, {} of B", t0.a_loads.len(), t0.b_loads.len()))
+    doc = lane_legend(doc, ax, foot, 160.0).add(
+        text(ax + 176.0, foot + 12.0, format!("warp 0's float4 loads, {} of A", t0.a_loads.len()))
             .set("font-size", SMALL),
     );
-    doc = doc.add(text(cx + 216.0, foot + 32.0, "per lane); black bars: thread 0's A, B").set("font-size", SMALL));
+    doc = doc.add(
+        text(ax + 176.0, foot + 32.0, format!("and {} of B per lane; black bars:", t0.b_loads.len()))
+            .set("font-size", SMALL),
+    );
+    doc = doc.add(text(ax + 176.0, foot + 52.0, "thread 0's rows of A, columns of B").set("font-size", SMALL));
     Ok(doc)
 }
 
@@ -352,20 +372,37 @@ fn timeline(g: &Geometry) -> Result<Option<Document>, String> {
     let tiles = g.shape.k.div_ceil(bk);
     let ahead = buffers - 1;
     // Time in units of one K-tile's math; step 5 (one buffer) loads, then computes.
-    let (shown, unit, label_w): (usize, f64, f64) = (if ahead == 0 { 3 } else { 6 }, 76.0, 96.0);
+    let (shown, unit, label_w): (usize, f64, f64) = (if ahead == 0 { 3 } else { 6 }, 62.0, 80.0);
     let units = if ahead == 0 { 2 * shown } else { shown + 1 };
-    let (left, top, row_h) = (12.0 + label_w, 118.0, 38.0);
+    let (left, top, row_h) = (12.0 + label_w, 142.0, 38.0);
     let (w, h) = ((left + unit * units as f64 + 16.0) as u32, (top + row_h * buffers as f64 + 96.0) as u32);
-    let what = if async_copy { "cp.async into stage" } else if ahead == 0 { "load, then math" } else { "load into buffer" };
+    let what = if async_copy {
+        "cp.async into a ring of stages"
+    } else if ahead == 0 {
+        "load, then math"
+    } else {
+        "one barrier per tile"
+    };
     let mut doc = heading(
         document(w, h),
         &[
-            &format!("{}: {buffers} {}", g.step.id(), if async_copy { "stages" } else if buffers == 1 { "buffer" } else { "buffers" }),
-            &format!("{tiles} K-tiles of {bk} at K = {}; {what}", g.shape.k),
+            &format!(
+                "{}: {buffers} {}",
+                g.step.id(),
+                if async_copy {
+                    "stages"
+                } else if buffers == 1 {
+                    "buffer"
+                } else {
+                    "buffers"
+                }
+            ),
+            &format!("{tiles} K-tiles of {bk} at K = {}", g.shape.k),
+            what,
             &if ahead == 0 {
-                "two barriers per K-tile; nothing overlaps".to_string()
+                "two barriers per tile; no overlap".to_string()
             } else {
-                format!("tile t+{ahead} loads while tile t computes; one barrier per tile")
+                format!("tile t+{ahead} loads while t computes")
             },
         ],
     );
@@ -390,13 +427,15 @@ fn timeline(g: &Geometry) -> Result<Option<Document>, String> {
         doc = doc.add(text(12.0, y + row_h * 0.65, format!("{name} {r}")).set("font-size", SMALL));
         doc = doc.add(rect(left, y + 2.0, unit * units as f64, row_h - 4.0, "#f6f6f6"));
     }
+    // Bars, then the barriers over them, then the labels over both (with a halo of their bar's
+    // colour where a barrier crosses them).
+    let mut labels = Vec::new();
     for (row, from, to, math, t) in bars {
         let y = top + row_h * row as f64 + 4.0;
         let (fill, fg, label) =
             if math { (WARP[0], "white", format!("math {t}")) } else { ("#c9daf0", INK, format!("load {t}")) };
-        let r = rect(x(from as f64) + 2.0, y, unit * (to - from) as f64 - 4.0, row_h - 8.0, fill).set("rx", 4);
-        // The label keeps a halo of its bar's colour where a barrier line crosses it.
-        doc = doc.add(r).add(
+        doc = doc.add(rect(x(from as f64) + 2.0, y, unit * (to - from) as f64 - 4.0, row_h - 8.0, fill).set("rx", 4));
+        labels.push(
             text(x((from + to) as f64 / 2.0), y + row_h * 0.5, label)
                 .set("fill", fg)
                 .set("stroke", fill)
@@ -410,15 +449,18 @@ fn timeline(g: &Geometry) -> Result<Option<Document>, String> {
     for b in barriers {
         doc = doc.add(line(x(b as f64), top - 6.0, x(b as f64), bottom + 6.0, WARP[2]).set("stroke-width", 2.5));
     }
+    for l in labels {
+        doc = doc.add(l);
+    }
     if ahead > 0 {
         doc = doc.add(text(x(0.5), top - 10.0, "prologue").set("font-size", SMALL).set("text-anchor", "middle"));
     }
     doc = doc
-        .add(line(left, bottom + 22.0, x(units as f64), bottom + 22.0, INK).set("marker-end", "none"))
+        .add(line(left, bottom + 22.0, x(units as f64), bottom + 22.0, INK))
         .add(text(x(units as f64), bottom + 42.0, "time →").set("font-size", SMALL).set("text-anchor", "end"))
         .add(rect(left, bottom + 54.0, 4.0, 18.0, WARP[2]))
         .add(text(left + 10.0, bottom + 68.0, "barrier (__syncthreads)").set("font-size", SMALL))
-        .add(text(12.0, bottom + 90.0, "schematic: bar lengths are not measured").set("font-size", SMALL));
+        .add(text(12.0, bottom + 90.0, "schematic: lengths are not measured").set("font-size", SMALL));
     Ok(Some(doc))
 }
 
@@ -440,15 +482,16 @@ fn warp_tiles(g: &Geometry) -> Result<Option<Document>, String> {
     let (Some(wm), Some(wn)) = (g.define("WM"), g.define("WN")) else { return Ok(None) };
     let [bm, bn] = g.defines(["BM", "BN"])?;
     let (fm, fn_, fk) = fragment(g.step.precision);
-    let s = 512.0 / bm.max(bn) as f64;
-    let (left, top) = (24.0, 100.0);
-    let (w, h) = ((left + bn as f64 * s + 24.0) as u32, (top + bm as f64 * s + 24.0) as u32);
+    let s = 420.0 / bm.max(bn) as f64;
+    let (left, top) = (16.0, 100.0);
+    let (w, h) = ((left + bn as f64 * s + 24.0).max(440.0) as u32, (top + 22.0 + bm as f64 * s + 24.0) as u32);
     let warps_n = bn / wn;
     let mut doc = heading(
         document(w, h),
         &[
-            &format!("{}: block {bm} x {bn}, warps {wm} x {wn}", g.step.id()),
-            &format!("each warp: {} x {} fragments of {fm} x {fn_} (k {fk})", wm / fm, wn / fn_),
+            &format!("{}: block {bm} x {bn}", g.step.id()),
+            &format!("warps {wm} x {wn}, each {} x {} fragments", wm / fm, wn / fn_),
+            &format!("of {fm} x {fn_} (k {fk})"),
         ],
     );
     for warp in 0..(bm / wm) * warps_n {
@@ -458,7 +501,8 @@ fn warp_tiles(g: &Geometry) -> Result<Option<Document>, String> {
         doc = doc.add(rect(x0, y0, wn as f64 * s, wm as f64 * s, WARP[warp % WARP.len()]).set("fill-opacity", 0.45));
         for i in 0..wm / fm {
             for j in 0..wn / fn_ {
-                let f = rect(x0 + (j * fn_) as f64 * s, y0 + (i * fm) as f64 * s, fn_ as f64 * s, fm as f64 * s, "none");
+                let f =
+                    rect(x0 + (j * fn_) as f64 * s, y0 + (i * fm) as f64 * s, fn_ as f64 * s, fm as f64 * s, "none");
                 doc = doc.add(f.set("stroke", "white").set("stroke-width", 1.5));
             }
         }
@@ -473,16 +517,24 @@ fn warp_tiles(g: &Geometry) -> Result<Option<Document>, String> {
 /// 2(l%4) and 2(l%4)+1, and c2, c3 eight rows below (PTX ISA, "Matrix Fragments for mma.m16n8k16").
 /// WMMA leaves its layout unspecified, which is why step 7's epilogue goes through shared memory.
 fn accumulator_lanes() -> Document {
-    let (cw, ch, left, top) = (62.0, 32.0, 40.0, 100.0);
+    let (cw, ch, left, top) = (54.0, 30.0, 34.0, 120.0);
     let mut doc = heading(
         document((left + 8.0 * cw + 16.0) as u32, (top + 16.0 * ch + 16.0) as u32),
-        &["mma.sync m16n8 accumulator: 16 x 8 floats", "cell: lane that holds it, and its register"],
+        &["mma.sync m16n8 accumulator", "16 x 8 floats; cell: the lane that", "holds it, and which register"],
     );
     for col in (0..8).step_by(2) {
-        doc = doc.add(text(left + (col as f64 + 0.5) * cw, top - 8.0, format!("col {col}")).set("font-size", SMALL).set("text-anchor", "middle"));
+        doc = doc.add(
+            text(left + (col as f64 + 0.5) * cw, top - 8.0, format!("col {col}"))
+                .set("font-size", SMALL)
+                .set("text-anchor", "middle"),
+        );
     }
     for row in 0..16 {
-        doc = doc.add(text(left - 6.0, top + (row as f64 + 0.7) * ch, format!("{row}")).set("font-size", SMALL).set("text-anchor", "end"));
+        doc = doc.add(
+            text(left - 6.0, top + (row as f64 + 0.7) * ch, format!("{row}"))
+                .set("font-size", SMALL)
+                .set("text-anchor", "end"),
+        );
         for col in 0..8 {
             let lane = (row % 8) * 4 + col / 2;
             let reg = col % 2 + 2 * (row / 8);
@@ -504,21 +556,22 @@ fn accumulator_lanes() -> Document {
 pub fn swizzle(row_bytes: usize, rows: usize, rule: &str, swz: fn(usize, usize) -> usize) -> Document {
     let chunks = row_bytes / 16;
     let lines = rows * row_bytes / 128;
-    let (cw, ch, gap, top) = (36.0, 30.0, 40.0, 124.0);
+    let (cw, ch, gap, top) = (29.0, 28.0, 20.0, 168.0);
     let panel = 8.0 * cw;
-    let (w, h) = ((24.0 + 2.0 * panel + gap + 16.0) as u32, (top + lines as f64 * ch + 70.0) as u32);
+    let (w, h) = ((16.0 + 2.0 * panel + gap + 16.0) as u32, (top + lines as f64 * ch + 50.0) as u32);
     let mut doc = heading(
         document(w, h),
         &[
-            &format!("{rows} rows of {row_bytes} B in 16-byte chunks"),
-            &format!("{rule}; label: row.chunk"),
-            "highlighted: chunk 0 of each row (one ldmatrix)",
+            &format!("{rows} rows of {row_bytes} B, 16-byte chunks"),
+            rule,
+            "cell: row.chunk; coloured: chunk 0",
+            "of each row (one ldmatrix read)",
         ],
     );
     for (p, swizzled) in [(0, false), (1, true)] {
-        let x0 = 24.0 + p as f64 * (panel + gap);
+        let x0 = 16.0 + p as f64 * (panel + gap);
         let mut groups = [0usize; 8];
-        doc = doc.add(text(x0, top - 22.0, if swizzled { "swizzled" } else { "plain" }).set("font-weight", "bold"));
+        doc = doc.add(text(x0, top - 28.0, if swizzled { "swizzled" } else { "plain" }).set("font-weight", "bold"));
         for r in 0..rows {
             for c in 0..chunks {
                 let stored = if swizzled { swz(r, c) } else { c };
@@ -532,7 +585,7 @@ pub fn swizzle(row_bytes: usize, rows: usize, rule: &str, swz: fn(usize, usize) 
                 let (x, y) = (x0 + group as f64 * cw, top + line_ as f64 * ch);
                 doc = doc.add(rect(x, y, cw, ch, &fill).set("stroke", "white")).add(
                     text(x + cw / 2.0, y + ch * 0.68, format!("{r}.{c}"))
-                        .set("font-size", 12)
+                        .set("font-size", 13)
                         .set("text-anchor", "middle")
                         .set("font-weight", if hot { "bold" } else { "normal" }),
                 );
@@ -544,5 +597,21 @@ pub fn swizzle(row_bytes: usize, rows: usize, rule: &str, swz: fn(usize, usize) 
                 .set("font-weight", "bold"),
         );
     }
-    doc.add(text(24.0, top - 4.0, "columns: 4-bank groups 0-7").set("font-size", 12))
+    doc.add(text(16.0, top - 6.0, "columns: groups of 4 banks").set("font-size", SMALL))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_step_has_a_stable_diagram() {
+        let all = super::generate().unwrap();
+        assert_eq!(all, super::generate().unwrap(), "byte-stable output");
+        for step in steps::ALL {
+            assert!(all.keys().any(|k| k.contains(&step.id())), "no diagram for {}", step.id());
+        }
+        assert!(all["diagrams/step03-smem-banks.svg"].contains("32 lanes in one bank: 32 passes"));
+        assert!(all["diagrams/step04-bankfree-banks.svg"].contains("32 lanes in 32 banks: one pass"));
+        assert!(all["diagrams/step01-naive-warp.svg"].contains("A: 32 sectors"));
+        assert!(all["diagrams/step02-coalesce-warp.svg"].contains("B: 4 sectors"));
+    }
 }
