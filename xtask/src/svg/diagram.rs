@@ -235,7 +235,7 @@ fn banks(g: &Geometry) -> Result<Document, String> {
     }
     // Lanes per bank: the passes the access needs.
     let base = top + grid_h + 56.0;
-    for (bank, &c) in per_bank.iter().enumerate() {
+    for (bank, &c) in per_bank.iter().enumerate().filter(|(_, c)| **c > 0) {
         let bh = 40.0 * c as f64 / 32.0;
         doc = doc.add(rect(left + bank as f64 * cell + 1.0, base - bh, cell - 2.0, bh.max(3.0), INK));
     }
