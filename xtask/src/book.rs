@@ -1,17 +1,17 @@
 //! `cargo xtask book [--check]`: the book's tables and charts, made from the recorded results
-//! alone (`results/<gpu>.json`) into `book/src/generated/<gpu>/`. With `--check` nothing is
+//! alone (`results/<gpu>.json`) into `book/src/generated/<gpu>/`, and its diagrams, made from
+//! the steps' launch geometry (`book/src/generated/diagrams/`, see `diagram.rs`). With `--check` nothing is
 //! written; it fails when a generated file is stale, when a kernel changed after its recorded
 //! results (source hash), or when an `{{#include}}` of the book or its anchor does not resolve.
 
-use crate::svg::{Axis, Chart, PALETTE, REFERENCE, Ticks};
-use common::{Gemm, Precision, Shape};
+use common::Precision;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 /// The shape the ladder table and the bar chart use.
-const HEADLINE: (u64, u64, u64) = (4096, 4096, 4096);
+pub const HEADLINE: (u64, u64, u64) = (4096, 4096, 4096);
 
 /// One recorded results file.
 pub struct Results {
@@ -20,16 +20,16 @@ pub struct Results {
 }
 
 impl Results {
-    fn runs(&self) -> impl Iterator<Item = &Value> {
+    pub(crate) fn runs(&self) -> impl Iterator<Item = &Value> {
         self.doc["runs"].as_array().into_iter().flatten()
     }
 
-    fn run(&self, step: &str, shape: (u64, u64, u64)) -> Option<&Value> {
+    pub(crate) fn run(&self, step: &str, shape: (u64, u64, u64)) -> Option<&Value> {
         self.runs().find(|r| r["step"] == step && shape_of(r) == shape)
     }
 
     /// The FP32 steps (the SGEMM ladder) in registry order, as recorded.
-    fn steps(&self) -> Vec<&'static str> {
+    pub(crate) fn steps(&self) -> Vec<&'static str> {
         steps::ALL
             .iter()
             .filter(|s| s.precision == Precision::F32)
@@ -39,7 +39,7 @@ impl Results {
     }
 
     /// The tensor-core steps (step 7 in each precision), as recorded: (id, precision).
-    fn tensor_steps(&self) -> Vec<(String, Precision)> {
+    pub(crate) fn tensor_steps(&self) -> Vec<(String, Precision)> {
         steps::ALL
             .iter()
             .filter(|s| s.precision != Precision::F32)
@@ -49,12 +49,12 @@ impl Results {
     }
 
     /// The cuBLAS SGEMM run at `shape` (every FP32 step's record carries it; the first one's).
-    fn sgemm_run(&self, shape: (u64, u64, u64)) -> Option<&Value> {
+    pub(crate) fn sgemm_run(&self, shape: (u64, u64, u64)) -> Option<&Value> {
         self.run(self.steps().first().copied().unwrap_or(""), shape)
     }
 
     /// Shapes in recorded order, without repeats.
-    fn shapes(&self) -> Vec<(u64, u64, u64)> {
+    pub(crate) fn shapes(&self) -> Vec<(u64, u64, u64)> {
         let mut v: Vec<(u64, u64, u64)> = Vec::new();
         for r in self.runs() {
             if !v.contains(&shape_of(r)) {
@@ -64,7 +64,7 @@ impl Results {
         v
     }
 
-    fn gpu(&self, key: &str) -> &Value {
+    pub(crate) fn gpu(&self, key: &str) -> &Value {
         &self.doc["gpu"][key]
     }
 }
@@ -77,12 +77,12 @@ fn shape_name((m, n, k): (u64, u64, u64)) -> String {
     if m == n && n == k { format!("{m}³") } else { format!("{m}x{n}x{k}") }
 }
 
-fn f(v: &Value) -> f64 {
+pub(crate) fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or(f64::NAN)
 }
 
 /// "step05-threadtile-float4" -> "05".
-fn number(step: &str) -> &str {
+pub(crate) fn number(step: &str) -> &str {
     step.trim_start_matches("step").split('-').next().unwrap_or(step)
 }
 
@@ -105,8 +105,8 @@ pub fn load_results(root: &Path) -> Result<Vec<Results>, String> {
 }
 
 /// Every generated file, path relative to `book/src/generated/`, and its contents.
-pub fn generate(all: &[Results]) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
+pub fn generate(all: &[Results]) -> Result<BTreeMap<String, String>, String> {
+    let mut out = crate::svg::diagram::generate()?;
     for r in all {
         let dir = &r.slug;
         out.insert(format!("{dir}/summary.md"), summary(r));
@@ -119,11 +119,11 @@ pub fn generate(all: &[Results]) -> BTreeMap<String, String> {
             out.insert(format!("{dir}/{id}.md"), per_step(r, &id));
         }
         out.insert(format!("{dir}/tensor.md"), tensor(r));
-        out.insert(format!("{dir}/gflops.svg"), gflops_chart(r));
-        out.insert(format!("{dir}/scaling.svg"), scaling_chart(r));
-        out.insert(format!("{dir}/roofline.svg"), roofline_chart(r));
+        out.insert(format!("{dir}/gflops.svg"), crate::svg::chart::gflops(r));
+        out.insert(format!("{dir}/scaling.svg"), crate::svg::chart::scaling(r));
+        out.insert(format!("{dir}/roofline.svg"), crate::svg::chart::roofline(r));
     }
-    out
+    Ok(out)
 }
 
 fn summary(r: &Results) -> String {
@@ -283,87 +283,6 @@ fn per_step(r: &Results, step: &str) -> String {
         let _ = writeln!(s, "- {key}: {}", shapes.join(", "));
     }
     s
-}
-
-fn gflops_chart(r: &Results) -> String {
-    let mut bars = Vec::new();
-    let mut cublas = 0.0;
-    for (i, step) in r.steps().iter().enumerate() {
-        if let Some(x) = r.run(step, HEADLINE) {
-            bars.push((number(step).to_string(), f(&x["gflops"]), PALETTE[i % PALETTE.len()].to_string()));
-            cublas = f(&x["cublas_gflops"]);
-        }
-    }
-    let top = (cublas.max(bars.iter().map(|b| b.1).fold(0.0, f64::max)) * 1.15 / 5000.0).ceil() * 5000.0;
-    let mut c = Chart::new(
-        "GFLOP/s per step at 4096³",
-        Axis::linear(-0.5, bars.len() as f64 - 0.5, "step").with_ticks(Ticks::Off),
-        Axis::linear(0.0, top.max(1.0), "GFLOP/s"),
-    );
-    c.bars(&bars);
-    c.hline("cuBLAS", cublas);
-    c.finish()
-}
-
-fn scaling_chart(r: &Results) -> String {
-    let squares: Vec<u64> = r.shapes().into_iter().filter(|&(m, n, k)| m == n && n == k).map(|s| s.0).collect();
-    let (lo, hi) =
-        (squares.iter().copied().min().unwrap_or(1) as f64, squares.iter().copied().max().unwrap_or(2) as f64);
-    let ticks: Vec<f64> = squares.iter().map(|&n| n as f64).collect();
-    let mut c = Chart::new(
-        "GFLOP/s against size (N x N x N)",
-        Axis::log(lo / 1.2, hi * 1.2, "N").with_ticks(Ticks::At(&ticks)),
-        Axis::log(10.0, 100_000.0, "GFLOP/s"),
-    );
-    let mut cublas = Vec::new();
-    for (i, step) in r.steps().iter().enumerate() {
-        let mut pts = Vec::new();
-        for &n in &squares {
-            if let Some(x) = r.run(step, (n, n, n)) {
-                pts.push((n as f64, f(&x["gflops"])));
-                if i == 0 {
-                    cublas.push((n as f64, f(&x["cublas_gflops"])));
-                }
-            }
-        }
-        c.line(step, PALETTE[i % PALETTE.len()], &pts, false);
-    }
-    c.line("cuBLAS", REFERENCE, &cublas, true);
-    c.finish()
-}
-
-fn roofline_chart(r: &Results) -> String {
-    let peak = f(r.gpu("peak_fp32_gflops"));
-    let copy = f(r.gpu("measured_copy_gbs"));
-    let mut c = Chart::new(
-        "Roofline: each step at 4096³ and at 16x11008x4096",
-        Axis::log(1.0, 10_000.0, "arithmetic intensity (FLOP per minimal byte)"),
-        Axis::log(100.0, 200_000.0, "GFLOP/s"),
-    );
-    // Memory roof: measured copy bandwidth times intensity, up to the FP32 peak.
-    let ridge = peak / copy;
-    c.line("roofs: measured copy", REFERENCE, &[(1.0, copy), (ridge, peak)], true);
-    c.hline("FP32 SIMT peak", peak);
-    let intensity = |(m, n, k): (u64, u64, u64)| {
-        Gemm::new(Shape::new(m as usize, n as usize, k as usize), 1.0, 0.0).arithmetic_intensity(4)
-    };
-    for (shape, tag) in [(HEADLINE, ""), ((16, 11008, 4096), " (M=16)")] {
-        for (i, step) in r.steps().iter().enumerate() {
-            if let Some(x) = r.run(step, shape) {
-                c.point(
-                    &format!("{}{tag}", number(step)),
-                    PALETTE[i % PALETTE.len()],
-                    intensity(shape),
-                    f(&x["gflops"]),
-                    false,
-                );
-            }
-        }
-        if let Some(x) = r.sgemm_run(shape) {
-            c.point(&format!("cuBLAS{tag}"), REFERENCE, intensity(shape), f(&x["cublas_gflops"]), true);
-        }
-    }
-    c.finish()
 }
 
 /// The README's results table: GFLOP/s (% of cuBLAS) per step at the large squares.
@@ -556,7 +475,7 @@ pub fn run(check: bool) -> Result<(), String> {
     let root = crate::bundle::root();
     let all = load_results(&root)?;
     let generated = root.join("book/src/generated");
-    let files = generate(&all);
+    let files = generate(&all)?;
     let mut problems = stale_hashes(&all);
     let readmes = readmes(&root, &all);
     if check {
