@@ -63,7 +63,8 @@ struct Args {
     precision: Option<String>,
 }
 
-fn parse_shape(text: &str) -> std::result::Result<Shape, String> {
+/// A clap value parser for shapes: `MxNxK`, or `S` for SxSxS.
+pub fn parse_shape(text: &str) -> std::result::Result<Shape, String> {
     Shape::parse(text).map_err(|e| e.to_string())
 }
 

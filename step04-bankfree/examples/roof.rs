@@ -2,7 +2,7 @@
 //! then only the shared-memory reads and FMAs of every K-tile), timed next to the steps
 //! themselves and cuBLAS SGEMM in the same process, at one shape (default 4096^3).
 //!
-//!     cargo run --release -p step04-bankfree --example roof [-- MxNxK]
+//!     cargo run --release -p step04-bankfree --example roof [-- MxNxK]   (--help for more)
 //!
 //! No kernel with a step's inner loop can beat that loop alone: the roof bounds what any
 //! variant of the step (better global loads, fewer barriers) could reach.
@@ -17,15 +17,21 @@ fn roof_source() -> KernelSource {
     KernelSource { name: "step04-bankfree/examples/roof.cu".into(), code: include_str!("roof.cu").into() }
 }
 
-fn main() -> std::process::ExitCode {
-    common::cli::tool_main(run)
+/// Steps 3 and 4 and their inner loops alone, next to cuBLAS SGEMM.
+#[derive(clap::Parser)]
+#[command(name = "roof", version)]
+struct Args {
+    /// The shape, MxNxK or S
+    #[arg(value_parser = common::cli::parse_shape, default_value = "4096")]
+    shape: Shape,
 }
 
-fn run() -> Result<()> {
-    let shape = match std::env::args().nth(1) {
-        Some(s) => Shape::parse(&s)?,
-        None => Shape::cube(4096),
-    };
+fn main() -> std::process::ExitCode {
+    let Args { shape } = clap::Parser::parse();
+    common::cli::tool_main(|| run(shape))
+}
+
+fn run(shape: Shape) -> Result<()> {
     let gpu = Gpu::shared()?;
     let cublas = Cublas::new(&gpu)?;
     let gemm = Gemm::new(shape, 1.0, 0.0);

@@ -58,20 +58,33 @@ fn source() -> KernelSource {
     KernelSource { name: "step07-wmma/examples/ceiling.cu".into(), code: include_str!("ceiling.cu").into() }
 }
 
-fn main() -> std::process::ExitCode {
-    common::cli::tool_main(run)
+/// The roof of each tensor-core instruction, then cuBLAS and step 7, in the same process.
+#[derive(clap::Parser)]
+#[command(name = "ceiling", version)]
+struct Args {
+    /// The shape cuBLAS and step 7 are timed at, MxNxK or S
+    #[arg(value_parser = common::cli::parse_shape, default_value = "4096")]
+    shape: Shape,
+    /// Only compile the ceiling kernels for these architectures (e.g. sm_80,sm_90); no GPU needed
+    #[arg(long, value_name = "ARCHS")]
+    compile_only: Option<String>,
+    /// With --compile-only: also write each CUBIN here, for cuobjdump -sass
+    #[arg(long, value_name = "DIR", requires = "compile_only")]
+    cubin_dir: Option<String>,
+    /// Also write the table to this file
+    #[arg(long, value_name = "FILE.md")]
+    out: Option<String>,
 }
 
-fn run() -> Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let value_of = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
-    if let Some(archs) = value_of("--compile-only") {
-        return compile_only(&archs, value_of("--cubin-dir"));
-    }
-    let shape = match args.first().filter(|a| !a.starts_with("--")) {
-        Some(s) => Shape::parse(s)?,
-        None => Shape::cube(4096),
-    };
+fn main() -> std::process::ExitCode {
+    let args: Args = clap::Parser::parse();
+    common::cli::tool_main(|| match &args.compile_only {
+        Some(archs) => compile_only(archs, args.cubin_dir.clone()),
+        None => run(args.shape, args.out.as_deref()),
+    })
+}
+
+fn run(shape: Shape, save: Option<&str>) -> Result<()> {
     let gpu = Gpu::shared()?;
     let cublas = Cublas::new(&gpu)?;
     let mut out = format!("Tensor-core ceilings and step 7 on {} at {shape}\n\n", gpu.describe());
@@ -122,8 +135,8 @@ fn run() -> Result<()> {
         ));
     }
     print!("{out}");
-    if let Some(path) = value_of("--out") {
-        std::fs::write(&path, &out).map_err(|e| Error::Io(format!("cannot write {path}: {e}")))?;
+    if let Some(path) = save {
+        std::fs::write(path, &out).map_err(|e| Error::Io(format!("cannot write {path}: {e}")))?;
     }
     Ok(())
 }

@@ -38,14 +38,24 @@ fn candidates(p: Precision) -> Vec<Tiles> {
     v
 }
 
-fn main() -> std::process::ExitCode {
-    common::cli::tool_main(run)
+/// Step 7's tile candidates, each verified and timed against cuBLAS in the same precision.
+#[derive(clap::Parser)]
+#[command(name = "tune", version)]
+struct Args {
+    /// The shape, MxNxK or S
+    #[arg(value_parser = common::cli::parse_shape, default_value = "4096")]
+    shape: Shape,
+    /// Only this precision
+    #[arg(value_parser = ["fp16", "tf32", "fp64"])]
+    precision: Option<String>,
 }
 
-fn run() -> Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let shape = args.first().map(|s| Shape::parse(s)).transpose()?.unwrap_or(Shape::cube(4096));
-    let only = args.get(1).and_then(|p| Precision::parse(p));
+fn main() -> std::process::ExitCode {
+    let args: Args = clap::Parser::parse();
+    common::cli::tool_main(|| run(args.shape, args.precision.as_deref().and_then(Precision::parse)))
+}
+
+fn run(shape: Shape, only: Option<Precision>) -> Result<()> {
     let gpu = Gpu::shared()?;
     let cublas = Cublas::new(&gpu)?;
     println!("step07 tiles on {} at {shape}", gpu.describe());
