@@ -14,7 +14,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub const INCLUDE_ENV: &str = "SGEMM_CUDA_INCLUDE";
 
 /// The shared device headers, embedded so that binaries run anywhere without the source tree.
-pub const HEADERS: &[(&str, &str)] = &[("sgemm.cuh", include_str!("../include/sgemm.cuh"))];
+pub const HEADERS: &[(&str, &str)] =
+    &[("sgemm.cuh", include_str!("../include/sgemm.cuh")), ("tensor.cuh", include_str!("../include/tensor.cuh"))];
 
 /// A kernel's source text and the name it is reported under (compile errors say `name(line)`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -43,8 +44,8 @@ impl KernelSource {
         Ok(KernelSource { name: Cow::Owned(path.display().to_string()), code: Cow::Owned(code) })
     }
 
-    /// A stable 64-bit FNV-1a hash of the kernel and the shared headers, as 16 hex digits:
-    /// recorded results name the exact source they came from.
+    /// A stable 64-bit FNV-1a hash of the kernel and the shared headers it includes, as 16 hex
+    /// digits: recorded results name the exact source they came from.
     pub fn hash(&self) -> String {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         let mut eat = |bytes: &[u8]| {
@@ -54,7 +55,7 @@ impl KernelSource {
             }
         };
         eat(self.code.as_bytes());
-        for (name, text) in HEADERS {
+        for (name, text) in HEADERS.iter().filter(|(name, _)| self.code.contains(&format!("#include \"{name}\""))) {
             eat(name.as_bytes());
             eat(text.as_bytes());
         }

@@ -122,6 +122,15 @@ impl Gpu {
         Ok(())
     }
 
+    /// Errors unless this GPU is exactly compute capability `cc`: code built for an
+    /// architecture-specific target (`sm_90a`) runs on that architecture alone.
+    pub fn require_exact_cc(&self, cc: (i32, i32), arch: &str, what: &str) -> Result<()> {
+        if self.cc != cc {
+            return Err(Error::WrongArch { needs: cc, arch: arch.into(), has: self.cc, what: what.into() });
+        }
+        Ok(())
+    }
+
     /// FP32 lanes per SM, by architecture (from NVIDIA's tuning guides).
     pub fn fp32_lanes_per_sm(&self) -> u32 {
         match self.cc {

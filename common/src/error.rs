@@ -15,6 +15,8 @@ pub enum Error {
     NoCublas,
     /// The GPU is older than what a kernel needs.
     ArchTooOld { needs: (i32, i32), has: (i32, i32), what: String },
+    /// The kernel is built for one architecture's own instructions and this GPU is another.
+    WrongArch { needs: (i32, i32), arch: String, has: (i32, i32), what: String },
     /// NVRTC rejected a kernel; `log` holds the compiler's messages with `file:line`.
     Compile { file: String, arch: String, log: String },
     /// A problem the harness refuses to run (bad dimensions, index overflow, grid too large).
@@ -50,6 +52,12 @@ impl fmt::Display for Error {
             Error::ArchTooOld { needs, has, what } => write!(
                 f,
                 "{what} needs a GPU of compute capability {}.{} or newer; this GPU is {}.{}",
+                needs.0, needs.1, has.0, has.1
+            ),
+            Error::WrongArch { needs, arch, has, what } => write!(
+                f,
+                "{what} runs only on GPUs of compute capability {}.{} (its kernel uses {arch} instructions); \
+                 this GPU is {}.{}: run an earlier step instead",
                 needs.0, needs.1, has.0, has.1
             ),
             Error::Compile { file, arch, log } => {

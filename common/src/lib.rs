@@ -4,8 +4,9 @@
 //! - [`device`]: the GPU, with one-line errors when there is none;
 //! - [`compile`]: NVRTC to a CUBIN for the exact GPU, with the step's defines;
 //! - [`step`]: the step description and the runner with the common kernel signature;
-//! - [`precision`]: FP32, and the tensor-core precisions of step 7 (TF32, FP16, FP64);
+//! - [`precision`]: FP32, and the tensor-core precisions of steps 7-9 (TF32, FP16, BF16, FP64, 3xTF32);
 //! - [`data`], [`reference`], [`verify`]: random inputs, cuBLAS and float64 references, checks;
+//! - [`lt`]: cuBLASLt, for the fastest cuBLAS configuration the tensor-core steps meet;
 //! - [`measure`], [`roofline`]: CUDA-event timing and the FLOP and byte floors;
 //! - [`cli`], [`bench`], [`testing`]: the step binary, the criterion bench, the GPU tests.
 
@@ -15,6 +16,7 @@ pub mod compile;
 pub mod data;
 pub mod device;
 pub mod error;
+pub mod lt;
 pub mod measure;
 pub mod precision;
 pub mod problem;

@@ -2,6 +2,7 @@
 
 use crate::data::Inputs;
 use crate::device::Gpu;
+use crate::lt::{CublasConfig, CublasLt};
 use crate::precision::Precision;
 use crate::problem::Gemm;
 use crate::reference::{Cublas, Reference, cpu_reference, reference_rows};
@@ -254,6 +255,45 @@ pub fn compare_prepared(runner: &mut Runner, cublas: &Cublas, p: &Prepared, plan
     let (ca, cb) = p.cublas_inputs();
     let cublas_t = time_runs(&gpu, plan, || cublas.gemm(&gpu, p.precision, &p.gemm, ca, cb, &mut c))?;
     Ok(Comparison { gemm: p.gemm, kernel, cublas: cublas_t })
+}
+
+/// cuBLAS through each configuration recorded for the precision ([`CublasConfig::for_precision`])
+/// on a prepared problem. Each is checked once first (a 16-bit C only for a relative error under
+/// 1%, what its rounding allows), so that no configuration is timed computing something else.
+pub fn time_cublas_configs(
+    gpu: &Gpu,
+    blas: &Cublas,
+    lt: &mut CublasLt,
+    p: &Prepared,
+    plan: TimingPlan,
+) -> Result<Vec<(CublasConfig, Timing)>> {
+    let (ca, cb) = p.cublas_inputs();
+    let mut c = p.fresh_c(gpu, 0)?;
+    let mut c16 = DeviceMatrix::guarded(gpu, &p.inputs.c0, p.precision.input(), 0)?;
+    let mut out = Vec::new();
+    for &config in CublasConfig::for_precision(p.precision) {
+        let mut run = |c: &mut DeviceMatrix, c16: &mut DeviceMatrix| match config {
+            CublasConfig::GemmEx => blas.gemm(gpu, p.precision, &p.gemm, ca, cb, c),
+            CublasConfig::Lt => lt.matmul(gpu, p.precision, &p.gemm, ca, cb, c),
+            CublasConfig::Lt16BitC => lt.matmul(gpu, p.precision, &p.gemm, ca, cb, c16),
+        };
+        let mut fresh = p.fresh_c(gpu, 0)?;
+        let mut fresh16 = DeviceMatrix::guarded(gpu, &p.inputs.c0, p.precision.input(), 0)?;
+        run(&mut fresh, &mut fresh16)?;
+        sync(gpu, config.label())?;
+        let got = if config == CublasConfig::Lt16BitC { fresh16.download(gpu)? } else { fresh.download(gpu)? };
+        let v = p.check_result(&got);
+        let ok = if config == CublasConfig::Lt16BitC { v.vs_cublas.rel_frobenius < 1e-2 } else { v.passed() };
+        if !ok {
+            return Err(Error::Cuda(format!(
+                "{} computed a wrong result: {}",
+                config.label(),
+                v.report(config.label())
+            )));
+        }
+        out.push((config, time_runs(gpu, plan, || run(&mut c, &mut c16))?));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! The precisions a kernel can compute in. Steps 1-6 are FP32 SGEMMs; step 7 runs the same
-//! product on tensor cores in FP16, TF32 and FP64. A precision fixes how A and B are stored,
+//! The precisions a kernel can compute in. Steps 1-6 are FP32 SGEMMs; steps 7-9 run the same
+//! product on tensor cores in FP16, BF16, TF32, FP64, and 3xTF32 (FP32 accuracy from three TF32
+//! products). A precision fixes how A and B are stored,
 //! what the hardware multiplies (the inputs rounded to it), what C and the scalars are, which
 //! cuBLAS call is the reference, and how large an error is still correct.
 
@@ -16,14 +17,23 @@ pub enum Precision {
     Tf32,
     /// FP16 (half) inputs in memory, FP32 accumulation on tensor cores, FP32 C.
     F16,
+    /// BF16 (bfloat16: FP32's exponent, 7 mantissa bits) inputs in memory, FP32 accumulation
+    /// on tensor cores, FP32 C.
+    Bf16,
     /// FP64 everywhere (DGEMM).
     F64,
+    /// FP32 in and out, computed on TF32 tensor cores as three products per term: each input
+    /// is split into a TF32 "big" part and a TF32 "small" remainder, and big*big + big*small +
+    /// small*big is accumulated in FP32. An SGEMM with FP32-level error; cuBLAS SGEMM (TF32
+    /// off) is its reference.
+    Tf32x3,
 }
 
 /// How a matrix is stored on the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Elem {
     F16,
+    Bf16,
     F32,
     F64,
 }
@@ -31,7 +41,7 @@ pub enum Elem {
 impl Elem {
     pub const fn bytes(self) -> usize {
         match self {
-            Elem::F16 => 2,
+            Elem::F16 | Elem::Bf16 => 2,
             Elem::F32 => 4,
             Elem::F64 => 8,
         }
@@ -39,7 +49,8 @@ impl Elem {
 }
 
 impl Precision {
-    pub const ALL: [Precision; 4] = [Precision::F32, Precision::Tf32, Precision::F16, Precision::F64];
+    pub const ALL: [Precision; 6] =
+        [Precision::F32, Precision::Tf32, Precision::F16, Precision::Bf16, Precision::F64, Precision::Tf32x3];
 
     /// Short lower-case name, used in step ids, result files and flags: `fp16`.
     pub const fn label(self) -> &'static str {
@@ -47,7 +58,9 @@ impl Precision {
             Precision::F32 => "fp32",
             Precision::Tf32 => "tf32",
             Precision::F16 => "fp16",
+            Precision::Bf16 => "bf16",
             Precision::F64 => "fp64",
+            Precision::Tf32x3 => "3xtf32",
         }
     }
 
@@ -59,8 +72,9 @@ impl Precision {
     pub const fn input(self) -> Elem {
         match self {
             Precision::F16 => Elem::F16,
+            Precision::Bf16 => Elem::Bf16,
             Precision::F64 => Elem::F64,
-            Precision::F32 | Precision::Tf32 => Elem::F32,
+            Precision::F32 | Precision::Tf32 | Precision::Tf32x3 => Elem::F32,
         }
     }
 
@@ -73,37 +87,46 @@ impl Precision {
     }
 
     /// The value the hardware multiplies when the kernel is given `x`: `x` rounded to the
-    /// precision's input format (FP16 round-to-nearest-even as the host stores it; TF32
-    /// round-to-nearest, ties away from zero, as `cvt.rna.tf32.f32` does in the kernel).
-    /// Exact in f32 for every precision.
+    /// precision's input format (FP16 and BF16 round-to-nearest-even as the host stores them;
+    /// TF32 round-to-nearest, ties away from zero, as `cvt.rna.tf32.f32` does in the kernel).
+    /// Exact in f32 for every precision. 3xTF32 multiplies the FP32 inputs themselves (to within
+    /// the splitting error that [`Precision::input_unit_roundoff`] states).
     pub fn round_input(self, x: f32) -> f32 {
         match self {
-            Precision::F32 | Precision::F64 => x,
+            Precision::F32 | Precision::F64 | Precision::Tf32x3 => x,
             Precision::F16 => half::f16::from_f32(x).to_f32(),
+            Precision::Bf16 => half::bf16::from_f32(x).to_f32(),
             Precision::Tf32 => tf32_rna(x),
         }
     }
 
     /// True when the kernel multiplies something other than the FP32 inputs.
     pub fn rounds_inputs(self) -> bool {
-        matches!(self, Precision::Tf32 | Precision::F16)
+        matches!(self, Precision::Tf32 | Precision::F16 | Precision::Bf16)
     }
 
-    /// Unit roundoff of the input format: the relative error of rounding one input.
+    /// Unit roundoff of the input format: the relative error of rounding one input. For
+    /// 3xTF32, what splitting costs each input: big = tf32(x) is off by up to 2^-11 |x|, the
+    /// remainder's own rounding by up to 2^-22 |x|, and the dropped small*small product by up to
+    /// 2^-22 |a b|, so a product is within 3 * 2^-22 |a b| = 2 * (0.75 * 2^-21): 2^-21 per input.
     pub fn input_unit_roundoff(self) -> f64 {
         match self {
             // 10 stored mantissa bits: 2^-11.
             Precision::F16 | Precision::Tf32 => 2f64.powi(-11),
+            // 7 stored mantissa bits: 2^-8.
+            Precision::Bf16 => 2f64.powi(-8),
+            Precision::Tf32x3 => 2f64.powi(-21),
             Precision::F32 | Precision::F64 => 0.0,
         }
     }
 
-    /// The oldest GPU with tensor cores for this precision (FP16: Volta; TF32 and FP64: Ampere).
+    /// The oldest GPU with tensor cores for this precision (FP16: Volta; BF16, TF32 and FP64:
+    /// Ampere).
     pub const fn min_cc(self) -> (i32, i32) {
         match self {
             Precision::F32 => (3, 5),
             Precision::F16 => (7, 0),
-            Precision::Tf32 | Precision::F64 => (8, 0),
+            Precision::Bf16 | Precision::Tf32 | Precision::F64 | Precision::Tf32x3 => (8, 0),
         }
     }
 }
@@ -148,6 +171,13 @@ mod tests {
             assert_eq!(Precision::parse(p.label()), Some(p));
         }
         assert_eq!(Precision::parse("FP16"), Some(Precision::F16));
+        assert_eq!(Precision::parse("3xTF32"), Some(Precision::Tf32x3));
+        // BF16 keeps 8 significant bits: 1 + 2^-9 rounds to 1, 1 + 2^-7 is kept.
+        assert_eq!(Precision::Bf16.round_input(1.0 + 2f32.powi(-9)), 1.0);
+        assert_eq!(Precision::Bf16.round_input(1.0 + 2f32.powi(-7)), 1.0 + 2f32.powi(-7));
+        assert_eq!(Precision::Bf16.input().bytes(), 2);
+        assert!(!Precision::Tf32x3.rounds_inputs());
+        assert_eq!(Precision::Tf32x3.round_input(0.1), 0.1);
         assert_eq!(Precision::F16.input().bytes(), 2);
         assert_eq!(Precision::F64.output().bytes(), 8);
     }

@@ -12,7 +12,8 @@ use ndarray::{Array2, ArrayView2, s};
 
 /// How cuBLAS is asked to compute, recorded with every result.
 pub const CUBLAS_MATH: &str = "cublasGemmEx, CUBLAS_DEFAULT_MATH; FP32: CUBLAS_COMPUTE_32F (TF32 off), \
-     TF32: CUBLAS_COMPUTE_32F_FAST_TF32, FP16: 16F inputs with CUBLAS_COMPUTE_32F, FP64: CUBLAS_COMPUTE_64F";
+     TF32: CUBLAS_COMPUTE_32F_FAST_TF32, FP16/BF16: 16F/16BF inputs with CUBLAS_COMPUTE_32F, FP64: CUBLAS_COMPUTE_64F; \
+     3xTF32: SGEMM (TF32 off)";
 
 /// A cuBLAS handle on the harness stream.
 pub struct Cublas {
@@ -65,11 +66,15 @@ impl Cublas {
         let (m, n, k) = (s.m as i32, s.n as i32, s.k as i32);
         let ty = |e: Elem| match e {
             Elem::F16 => cb::cudaDataType::CUDA_R_16F,
+            Elem::Bf16 => cb::cudaDataType::CUDA_R_16BF,
             Elem::F32 => cb::cudaDataType::CUDA_R_32F,
             Elem::F64 => cb::cudaDataType::CUDA_R_64F,
         };
         let compute = match precision {
-            Precision::F32 | Precision::F16 => cb::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+            // 3xTF32's reference is SGEMM: the accuracy it must match and the speed it must beat.
+            Precision::F32 | Precision::F16 | Precision::Bf16 | Precision::Tf32x3 => {
+                cb::cublasComputeType_t::CUBLAS_COMPUTE_32F
+            }
             Precision::Tf32 => cb::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32,
             Precision::F64 => cb::cublasComputeType_t::CUBLAS_COMPUTE_64F,
         };

@@ -7,7 +7,7 @@ use crate::precision::{Elem, Precision};
 use crate::problem::{Gemm, Shape};
 use crate::{Error, Result};
 use cudarc::driver::sys::CUfunction_attribute as FnAttr;
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -25,10 +25,52 @@ pub struct Step {
     pub kernel: KernelSource,
     /// The launch geometry and compile-time defines for a shape, stated once, beside the kernel.
     pub launch: fn(&Shape) -> Launch,
-    /// The oldest GPU the kernel runs on.
+    /// The oldest GPU the kernel runs on (with `arch`: the only one).
     pub min_cc: (i32, i32),
-    /// What the kernel computes in: FP32 for steps 1-6; step 7 has one `Step` per precision.
+    /// What the kernel computes in: FP32 for steps 1-6; steps 7-9 have one `Step` per precision.
     pub precision: Precision,
+    /// `None`: the kernel is compiled for the GPU at hand (`sm_80`, `sm_90`, ...). `Some`: it uses
+    /// instructions of one architecture alone and is compiled for that target (step 9:
+    /// `sm_90a`, Hopper's wgmma and setmaxnreg), running only on compute capability `min_cc`.
+    pub arch: Option<&'static str>,
+    /// `None`: the harness launches `sgemm(M, N, K, alpha, A, B, beta, C)` itself. `Some`: the
+    /// step's own host code does, for kernels that need more than pointers (step 9: tensor
+    /// maps, a cluster launch, a K-major copy of B for TF32).
+    pub host: Option<HostFn>,
+}
+
+/// A step's own host code for one GEMM (see [`Step::host`]).
+pub type HostFn = fn(&mut HostCall<'_>) -> Result<()>;
+
+/// Everything a step's host code gets for one run: the compiled module, the launch the step's
+/// geometry chose for this shape, the problem and its buffers, and scratch memory kept between runs.
+pub struct HostCall<'a> {
+    pub gpu: &'a Gpu,
+    pub loaded: &'a Loaded,
+    pub launch: &'a Launch,
+    pub gemm: &'a Gemm,
+    pub a: &'a DeviceMatrix,
+    pub b: &'a DeviceMatrix,
+    pub c: &'a mut DeviceMatrix,
+    pub workspace: &'a mut Workspace,
+}
+
+/// Device buffers a step's host code reuses from run to run (copies of A and B in another
+/// layout, say), so that timed runs allocate nothing.
+#[derive(Default)]
+pub struct Workspace {
+    buffers: HashMap<&'static str, CudaSlice<u8>>,
+}
+
+impl Workspace {
+    /// The device address of buffer `name`, at least `bytes` long (grown when too small; the
+    /// contents are whatever the last run left).
+    pub fn buffer(&mut self, gpu: &Gpu, name: &'static str, bytes: usize) -> Result<u64> {
+        if self.buffers.get(name).is_none_or(|b| b.len() < bytes) {
+            self.buffers.insert(name, alloc(gpu, bytes)?);
+        }
+        Ok(self.buffers[name].device_ptr(&gpu.stream).0)
+    }
 }
 
 impl Step {
@@ -39,6 +81,11 @@ impl Step {
             Precision::F32 => self.name.to_string(),
             p => format!("{}-{}", self.name, p.label()),
         }
+    }
+
+    /// The NVRTC target on a GPU of compute capability `cc`: the step's own, or `sm_XY`.
+    pub fn target(&self, cc: (i32, i32)) -> String {
+        self.arch.map_or_else(|| format!("sm_{}{}", cc.0, cc.1), str::to_string)
     }
 }
 
@@ -118,6 +165,7 @@ impl Elem {
     pub fn store(self, x: f32) -> f64 {
         match self {
             Elem::F16 => half::f16::from_f32(x).to_f64(),
+            Elem::Bf16 => half::bf16::from_f32(x).to_f64(),
             Elem::F32 | Elem::F64 => x as f64,
         }
     }
@@ -125,6 +173,7 @@ impl Elem {
     fn encode(self, x: f32, out: &mut Vec<u8>) {
         match self {
             Elem::F16 => out.extend_from_slice(&half::f16::from_f32(x).to_le_bytes()),
+            Elem::Bf16 => out.extend_from_slice(&half::bf16::from_f32(x).to_le_bytes()),
             Elem::F32 => out.extend_from_slice(&x.to_le_bytes()),
             Elem::F64 => out.extend_from_slice(&(x as f64).to_le_bytes()),
         }
@@ -133,6 +182,7 @@ impl Elem {
     fn decode(self, b: &[u8]) -> f64 {
         match self {
             Elem::F16 => half::f16::from_le_bytes([b[0], b[1]]).to_f64(),
+            Elem::Bf16 => half::bf16::from_le_bytes([b[0], b[1]]).to_f64(),
             Elem::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
             Elem::F64 => f64::from_le_bytes(b.try_into().expect("8 bytes")),
         }
@@ -206,6 +256,9 @@ fn alloc(gpu: &Gpu, bytes: usize) -> Result<CudaSlice<u8>> {
 
 /// A kernel variant compiled and loaded for one set of defines.
 pub struct Loaded {
+    /// The module, for steps whose host code launches other entry points of their `.cu` too.
+    pub module: Arc<CudaModule>,
+    /// The entry point `sgemm`.
     pub function: CudaFunction,
     /// Registers, static shared memory and local memory as the driver reports them for the
     /// loaded function; spill bytes from the ptxas report.
@@ -226,18 +279,24 @@ pub struct Runner {
     loaded: HashMap<Vec<(&'static str, i64)>, Loaded>,
     /// Replaces the step's launch geometry (tuning tools try other tiles this way).
     launch_override: Option<LaunchFn>,
+    /// Scratch buffers of steps with their own host code.
+    workspace: Workspace,
 }
 
 impl Runner {
     /// A runner for `step`, optionally with the kernel replaced by another `.cu` file.
     pub fn new(gpu: &Arc<Gpu>, step: &Step, kernel_override: Option<KernelSource>) -> Result<Self> {
         gpu.require_cc(step.min_cc, &step.id())?;
+        if let Some(arch) = step.arch {
+            gpu.require_exact_cc(step.min_cc, arch, &step.id())?;
+        }
         Ok(Runner {
             gpu: gpu.clone(),
             step: step.clone(),
             kernel: kernel_override.unwrap_or_else(|| step.kernel.clone()),
             loaded: HashMap::new(),
             launch_override: None,
+            workspace: Workspace::default(),
         })
     }
 
@@ -261,7 +320,7 @@ impl Runner {
     /// Compiles and loads the variant `launch` needs (cached).
     pub fn load(&mut self, launch: &Launch) -> Result<&Loaded> {
         if !self.loaded.contains_key(&launch.defines) {
-            let compiled = compile(&self.kernel, &launch.defines, &self.gpu.arch())?;
+            let compiled = compile(&self.kernel, &launch.defines, &self.step.target(self.gpu.cc))?;
             let module = self.gpu.ctx.load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin.clone()))?;
             let function = module.load_function(ENTRY).map_err(|e| {
                 Error::BadInput(format!("{} has no `extern \"C\" __global__ void {ENTRY}(...)`: {e}", self.kernel.name))
@@ -286,7 +345,7 @@ impl Runner {
                 ..compiled.resources
             };
             let log = compiled.log.clone();
-            self.loaded.insert(launch.defines.clone(), Loaded { function, resources, log });
+            self.loaded.insert(launch.defines.clone(), Loaded { module, function, resources, log });
         }
         Ok(&self.loaded[&launch.defines])
     }
@@ -304,7 +363,13 @@ impl Runner {
             return Ok(());
         }
         let gpu = self.gpu.clone();
-        let function = &self.load(&launch)?.function;
+        self.load(&launch)?;
+        let loaded = &self.loaded[&launch.defines];
+        if let Some(host) = self.step.host {
+            let workspace = &mut self.workspace;
+            return host(&mut HostCall { gpu: &gpu, loaded, launch: &launch, gemm, a, b, c, workspace });
+        }
+        let function = &loaded.function;
         let (m, n, k) = (s.m as i32, s.n as i32, s.k as i32);
         let (pa, pb, pc) = (a.ptr(&gpu), b.ptr(&gpu), c.ptr(&gpu));
         let cfg = LaunchConfig {

@@ -113,9 +113,15 @@ fn run_nonfinite_case(step: &Step, gemm: Gemm) -> Result<(), Failed> {
 /// One trial per case, named like `31x32x33/alpha=-1.5,beta=0.75` (`fp16/31x32x33/...` for
 /// the tensor-core precisions).
 pub fn trials(step: &Step) -> Vec<Trial> {
-    let missing = shared().err().filter(Error::is_missing_gpu);
+    let missing = shared().err().filter(Error::is_missing_gpu).or_else(|| {
+        // A GPU that cannot run this step (too old, or not the one architecture it is built for).
+        let gpu = Gpu::shared().ok()?;
+        let fits = gpu.require_cc(step.min_cc, &step.id());
+        let fits = fits.and_then(|()| step.arch.map_or(Ok(()), |a| gpu.require_exact_cc(step.min_cc, a, &step.id())));
+        fits.err()
+    });
     if let Some(why) = &missing {
-        eprintln!("note: {} GPU tests are ignored: {why}", step.name);
+        eprintln!("note: {} GPU tests are ignored: {why}", step.id());
     }
     let prefix = if step.precision == Precision::F32 { String::new() } else { format!("{}/", step.precision) };
     let name =

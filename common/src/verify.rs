@@ -35,15 +35,17 @@ impl Tolerance {
     pub const F32_VS_F32: Tolerance = Tolerance { u: F32_UNIT_ROUNDOFF, sides: 2.0, ..Self::F32_VS_F64 };
 
     /// The kernel against the float64 product of the inputs it multiplies (rounded to its
-    /// precision): only the accumulation is judged. Products of FP16 or TF32 values are exact
-    /// in FP32; the tensor cores' FP32 additions truncate, an error of up to one ulp (2^-23)
-    /// each. FP64 rounds to nearest; the float64 reference itself is a second side.
+    /// precision): only the accumulation is judged. Products of FP16, BF16 or TF32 values are
+    /// exact in FP32; the tensor cores' FP32 additions truncate, an error of up to one ulp
+    /// (2^-23) each. FP64 rounds to nearest; the float64 reference itself is a second side.
+    /// 3xTF32 multiplies the unrounded FP32 inputs up to its splitting error, which is
+    /// judged too (as `input_u`): it claims FP32 accuracy.
     pub fn vs_reference(p: Precision) -> Tolerance {
+        let tensor_cores = Tolerance { u: 2.0 * F32_UNIT_ROUNDOFF, truncated: true, ..Self::F32_VS_F64 };
         match p {
             Precision::F32 => Self::F32_VS_F64,
-            Precision::Tf32 | Precision::F16 => {
-                Tolerance { u: 2.0 * F32_UNIT_ROUNDOFF, truncated: true, ..Self::F32_VS_F64 }
-            }
+            Precision::Tf32 | Precision::F16 | Precision::Bf16 => tensor_cores,
+            Precision::Tf32x3 => Tolerance { input_u: p.input_unit_roundoff(), ..tensor_cores },
             Precision::F64 => Tolerance { u: f64::EPSILON / 2.0, sides: 2.0, ..Self::F32_VS_F64 },
         }
     }
@@ -359,6 +361,12 @@ mod tests {
         assert!(Tolerance::vs_reference(Precision::F64).frobenius(k) < 1e-12);
         assert!(Tolerance::vs_exact(Precision::Tf32).frobenius(k) > 2.0 * 2f64.powi(-11));
         assert_eq!(Tolerance::vs_cublas(Precision::F32).sides, 2.0);
+        // BF16 rounds inputs to 8 significant bits: against the exact product that dominates.
+        assert!(Tolerance::vs_exact(Precision::Bf16).frobenius(k) > 2.0 * 2f64.powi(-8));
+        // 3xTF32 is judged against the exact FP32 product, within a few FP32 roundings.
+        let x3 = Tolerance::vs_reference(Precision::Tf32x3);
+        assert_eq!(x3.input_u, 2f64.powi(-21));
+        assert!(x3.element(1, 1.0) < 1e-5 && x3.frobenius(k) < 1e-3);
     }
 
     #[test]

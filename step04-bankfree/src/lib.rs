@@ -20,4 +20,6 @@ pub const STEP: Step = Step {
     launch,
     min_cc: (7, 5),
     precision: Precision::F32,
+    arch: None,
+    host: None,
 };

@@ -11,6 +11,7 @@
 // The signature is the ladder's, with the element types of the precision; the entry keeps
 // the ladder's name `sgemm` so that the harness launches every step the same way.
 #include "sgemm.cuh"
+#include "tensor.cuh"
 #include <mma.h>
 #if PREC == 16
 #include <cuda_fp16.h>
@@ -58,31 +59,7 @@ static_assert((BM * BK / CHUNK) % NUM_THREADS == 0 && (BK * BN / CHUNK) % NUM_TH
 static_assert(STAGES >= 2, "a pipeline needs at least two stages");
 static_assert(PAD_A % CHUNK == 0 && PAD_B % CHUNK == 0, "padding keeps rows 16-byte aligned");
 
-// ANCHOR: copy
-// One 16-byte chunk global -> shared. On sm_80 and later with cp.async: the copy bypasses
-// the registers and runs in the background until cp_async_wait. `valid == false` writes
-// zeros (the source size is 0, nothing is read), which is how edge tiles are padded.
-__device__ __forceinline__ void copy16(void* dst, const void* src, bool valid) {
-#if __CUDA_ARCH__ >= 800
-    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(valid ? 16 : 0));
-#else
-    *reinterpret_cast<uint4*>(dst) = valid ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
-#endif
-}
-__device__ __forceinline__ void cp_async_commit() {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::);
-#endif
-}
-// Waits until at most N of this thread's committed groups are still in flight.
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-#endif
-}
-// ANCHOR_END: copy
+// The 16-byte cp.async copies (copy16, cp_async_commit, cp_async_wait) are in tensor.cuh.
 
 // ANCHOR: load_tile
 // Copies the rows x cols tile of the row-major matrix G (rows_total x cols_total) whose

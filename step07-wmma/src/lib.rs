@@ -26,8 +26,12 @@ pub struct Tiles {
 /// tensor cores are 16x slower, so a 64x64 block of four 32x32 warps already keeps them busy.
 pub const fn tiles(p: Precision) -> Tiles {
     match p {
-        Precision::F16 => Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 64, stages: 5, min_blocks: 2 },
-        Precision::Tf32 => Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 64, stages: 3, min_blocks: 2 },
+        Precision::F16 | Precision::Bf16 => {
+            Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 64, stages: 5, min_blocks: 2 }
+        }
+        Precision::Tf32 | Precision::Tf32x3 => {
+            Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 64, stages: 3, min_blocks: 2 }
+        }
         Precision::F64 | Precision::F32 => Tiles { bm: 64, bn: 64, bk: 32, wm: 32, wn: 32, stages: 2, min_blocks: 2 },
     }
 }
@@ -86,6 +90,8 @@ const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
         launch,
         min_cc: precision.min_cc(),
         precision,
+        arch: None,
+        host: None,
     }
 }
 

@@ -1,5 +1,5 @@
 //! The one registry of steps: benches, tools, recorded results and the book all read it.
-//! Adding a step is one new crate and one line here (one per precision for step 7).
+//! Adding a step is one new crate and one line here (one per precision for steps 7-9).
 
 use common::Step;
 
@@ -14,6 +14,11 @@ pub static ALL: &[Step] = &[
     step07_wmma::FP16,
     step07_wmma::TF32,
     step07_wmma::FP64,
+    step08_mma_ldmatrix::FP16,
+    step08_mma_ldmatrix::BF16,
+    step08_mma_ldmatrix::TF32,
+    step08_mma_ldmatrix::FP64,
+    step08_mma_ldmatrix::TF32X3,
 ];
 
 /// Kernels kept beside the steps, embedded at build time so that no tool reads the source

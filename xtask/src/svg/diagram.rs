@@ -466,13 +466,17 @@ fn timeline(g: &Geometry) -> Result<Option<Document>, String> {
 
 // ---------------------------------------------------------------- step 7 on
 
-/// The fragment shape per precision, as step07-wmma/src/kernel.cu:21-35 declares it
-/// (FM x FN of C, FK deep).
-fn fragment(p: Precision) -> (usize, usize, usize) {
-    match p {
-        Precision::F16 => (16, 16, 16),
-        Precision::Tf32 => (16, 16, 8),
-        Precision::F64 | Precision::F32 => (8, 8, 4),
+/// The shape of one tensor-core product (M x N of C, K deep): WMMA's fragments as
+/// step07-wmma/src/kernel.cu declares them (`FM, FN, FK`), the `mma.sync` tiles of step 8 on
+/// (step08-mma-ldmatrix/src/kernel.cu: `MMA_M, MMA_N, MMA_K`).
+fn fragment(step: &Step) -> (usize, usize, usize) {
+    let wmma = step.name == "step07-wmma";
+    match step.precision {
+        Precision::F16 | Precision::Bf16 if wmma => (16, 16, 16),
+        Precision::Tf32 | Precision::Tf32x3 if wmma => (16, 16, 8),
+        Precision::F64 | Precision::F32 if wmma => (8, 8, 4),
+        Precision::Tf32 | Precision::Tf32x3 => (16, 8, 8),
+        _ => (16, 8, 16),
     }
 }
 
@@ -481,7 +485,7 @@ fn fragment(p: Precision) -> (usize, usize, usize) {
 fn warp_tiles(g: &Geometry) -> Result<Option<Document>, String> {
     let (Some(wm), Some(wn)) = (g.define("WM"), g.define("WN")) else { return Ok(None) };
     let [bm, bn] = g.defines(["BM", "BN"])?;
-    let (fm, fn_, fk) = fragment(g.step.precision);
+    let (fm, fn_, fk) = fragment(g.step);
     let s = 420.0 / bm.max(bn) as f64;
     let (left, top) = (16.0, 100.0);
     let (w, h) = ((left + bn as f64 * s + 24.0).max(440.0) as u32, (top + 22.0 + bm as f64 * s + 24.0) as u32);

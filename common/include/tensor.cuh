@@ -1,0 +1,57 @@
+// Device helpers shared by the tensor-core steps (7, 8 and 9), included as "tensor.cuh" (the
+// harness passes it to NVRTC from memory, like sgemm.cuh).
+#pragma once
+
+// ANCHOR: copy
+// One 16-byte chunk global -> shared. On sm_80 and later with cp.async: the copy bypasses
+// the registers and runs in the background until cp_async_wait. `valid == false` writes
+// zeros (the source size is 0, nothing is read), which is how edge tiles are padded.
+// `dst` is a shared-memory address (what __cvta_generic_to_shared returns) or a pointer.
+__device__ __forceinline__ void copy16(unsigned dst, const void* src, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void copy16(void* dst, const void* src, bool valid) {
+#if __CUDA_ARCH__ >= 800
+    copy16(static_cast<unsigned>(__cvta_generic_to_shared(dst)), src, valid);
+#else
+    *reinterpret_cast<uint4*>(dst) = valid ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
+#endif
+}
+__device__ __forceinline__ void cp_async_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+// Waits until at most N of this thread's committed groups are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+// ANCHOR_END: copy
+
+#if __CUDA_ARCH__ >= 800
+// ANCHOR: tf32
+// FP32 -> TF32 (10 mantissa bits), round to nearest with ties away from zero; the 13 low bits
+// are left for the tensor cores to ignore.
+__device__ __forceinline__ unsigned tf32(float x) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return r;
+}
+
+// 3xTF32: x = big + small, two TF32 numbers: big carries the first 11 significant bits, small
+// the next 11, so big*big + big*small + small*big is a product with FP32-level error. Where
+// small would be exactly 0 (x fits in TF32) or x is infinite, small is the smallest normal float
+// with x's sign instead: an infinite big part on the other side then multiplies it into an
+// infinity of the right sign, as in SGEMM, not inf * 0 = NaN; it adds at most 2^-126 |other| to
+// a product. x = 0 keeps small = 0 (0 * inf is NaN in SGEMM too).
+__device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& small) {
+    big = tf32(x);
+    const float rest = x - __uint_as_float(big);
+    const bool exact = rest == 0.0f || !isfinite(rest);
+    small = (exact && x != 0.0f) ? __float_as_uint(copysignf(1.17549435e-38f, x)) : tf32(rest);
+}
+// ANCHOR_END: tf32
+#endif

@@ -1,0 +1,362 @@
+// Step 8: the tensor cores through their own instruction. Step 7 handed 16x16 fragments to
+// WMMA, which hides where each element lives. Here a warp issues PTX `mma.sync` on 16x8
+// tiles of C and builds its operand registers itself: `ldmatrix` gathers them from shared
+// memory (eight rows of 16 bytes per matrix, one row address per lane), from a layout that is
+// XOR-swizzled so that those eight rows fall into eight different groups of banks. The
+// cp.async pipeline of step 7 stays, with deeper K-tiles.
+//
+// One source, five precisions, picked by the define PREC:
+//   FP16, BF16: 16-bit inputs, FP32 accumulation, mma.m16n8k16; ldmatrix for A and B.
+//   TF32:       FP32 inputs rounded to TF32, mma.m16n8k8; ldmatrix for A, 32-bit loads for B.
+//   FP64:       DGEMM, mma.m16n8k16 on sm_90 (eight m8n8k4 on sm_80); 64-bit loads.
+//   TF32X3:     FP32 inputs, each split into two TF32 numbers (big + small), three mma.m16n8k8
+//               per product (small*big + big*small + big*big): an SGEMM with FP32 accuracy.
+// The signature is the ladder's, with the element types of the precision.
+#include "sgemm.cuh"
+#include "tensor.cuh"  // cp.async copies; TF32 rounding and splitting
+
+#define FP16 1
+#define BF16 2
+#define TF32 3
+#define FP64 4
+#define TF32X3 5
+
+// ANCHOR: types
+#if PREC == FP16 || PREC == BF16
+typedef unsigned short elem_t;  // FP16 or BF16 bits: moved here, multiplied by the tensor cores
+typedef float acc_t;
+constexpr int MMA_K = 16;
+#elif PREC == TF32 || PREC == TF32X3
+typedef float elem_t;
+typedef float acc_t;
+constexpr int MMA_K = 8;
+#elif PREC == FP64
+typedef double elem_t;
+typedef double acc_t;
+constexpr int MMA_K = 16;
+#else
+#error "PREC must be FP16, BF16, TF32, FP64 or TF32X3"
+#endif
+constexpr int MMA_M = 16, MMA_N = 8;  // one mma.sync computes a 16x8 tile of C
+// ANCHOR_END: types
+
+// Tiles: BM x BN of C per block, BK deep in K per stage; each warp owns WM x WN of C, that is
+// TM x TN mma tiles. Shared memory holds STAGES (A tile, B tile) pairs, rows unpadded.
+#define WARPS ((BM / WM) * (BN / WN))
+#define NUM_THREADS (WARPS * 32)
+constexpr int CHUNK = 16 / sizeof(elem_t);      // elements in one 16-byte chunk
+constexpr int ROW_A = BK * sizeof(elem_t);      // bytes of a row of an A tile (BM rows)
+constexpr int ROW_B = BN * sizeof(elem_t);      // bytes of a row of a B tile (BK rows)
+constexpr int A_BYTES = BM * ROW_A;
+constexpr int STAGE_BYTES = A_BYTES + BK * ROW_B;
+constexpr int TM = WM / MMA_M, TN = WN / MMA_N;
+static_assert(BM % WM == 0 && BN % WN == 0 && WM % MMA_M == 0 && WN % (2 * MMA_N) == 0 && BK % MMA_K == 0, "tiles");
+static_assert(ROW_A % 128 == 0 && ROW_B % 128 == 0, "the swizzle permutes chunks within 128-byte lines");
+static_assert((BM * BK / CHUNK) % NUM_THREADS == 0 && (BK * BN / CHUNK) % NUM_THREADS == 0,
+              "every thread copies the same number of chunks");
+static_assert(STAGES >= 2, "a pipeline needs at least two stages");
+
+// ANCHOR: swizzle
+// The swizzle. A row of a tile is stored as 16-byte chunks, and chunk c of row r goes to chunk
+// c ^ x(r) of the same 128-byte line (x < 8 flips only the low three bits of c). Each operand's
+// x is chosen for how its fragments are read, so that the addresses one load instruction
+// touches at the same time fall into different banks:
+//  - ldmatrix reads one chunk from each of 8 consecutive rows: x(r) = r % 8 spreads them over
+//    the 8 chunk positions of a line (A in every precision but FP64; B in FP16 and BF16).
+//  - a 32-bit load of a TF32 B fragment reads 2 adjacent chunks (8 columns) of 4 consecutive
+//    rows, and a 64-bit load of an FP64 fragment does the same per half-warp: x(r) = 2 * (r % 4)
+//    moves each row by a pair of chunks, again 8 different positions.
+// SWIZZLE=0 stores rows as they are (the experiment the book profiles: 8-way conflicts).
+#ifndef SWIZZLE
+#define SWIZZLE 1
+#endif
+__device__ __forceinline__ int swizzle_a(int r) {
+    return !SWIZZLE ? 0 : PREC == FP64 ? 2 * (r % 4) : r % 8;
+}
+__device__ __forceinline__ int swizzle_b(int r) {
+    return !SWIZZLE ? 0 : (PREC == FP16 || PREC == BF16) ? r % 8 : 2 * (r % 4);
+}
+// Byte offset of element `col` of row `r` in a tile with `row_bytes`-long rows, stored with
+// chunks XORed by `x`.
+__device__ __forceinline__ unsigned at(int r, int col, int row_bytes, int x) {
+    const int byte = col * (int)sizeof(elem_t);
+    return r * row_bytes + ((byte / 16) ^ x) * 16 + byte % 16;
+}
+// ANCHOR_END: swizzle
+
+// Ordinary shared-memory stores and loads at a 32-bit shared address (a generic pointer would
+// cost 64-bit address arithmetic and generic loads, see step 7).
+__device__ __forceinline__ void sts(unsigned addr, unsigned short v) {
+    asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(addr), "h"(v));
+}
+__device__ __forceinline__ void sts(unsigned addr, float v) { asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v)); }
+__device__ __forceinline__ void sts(unsigned addr, double v) { asm volatile("st.shared.f64 [%0], %1;\n" ::"r"(addr), "d"(v)); }
+__device__ __forceinline__ float lds_f32(unsigned addr) {
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr));
+    return v;
+}
+__device__ __forceinline__ double lds_f64(unsigned addr) {
+    double v;
+    asm volatile("ld.shared.f64 %0, [%1];\n" : "=d"(v) : "r"(addr));
+    return v;
+}
+
+// ANCHOR: copy
+// Copies the ROWS x COLS tile of the row-major matrix G (rows_total x cols_total) whose corner
+// is (row0, col0) to the shared tile at byte address S, swizzled as A or B, zeros outside G.
+// VEC == 1: rows of G are 16-byte aligned, so a chunk is all inside or all outside. VEC == 0:
+// element by element, an ordinary load and a shared store each.
+template <int ROWS, int COLS, bool IS_A>
+__device__ __forceinline__ void load_tile(unsigned S, const elem_t* G, int row0, int col0, int rows_total,
+                                          int cols_total) {
+    constexpr int ROW_BYTES = COLS * sizeof(elem_t);
+    auto x = [](int r) { return IS_A ? swizzle_a(r) : swizzle_b(r); };
+#if VEC
+    constexpr int PER_ROW = COLS / CHUNK;
+#pragma unroll
+    for (int i = 0; i < ROWS * PER_ROW / NUM_THREADS; ++i) {
+        const int c = threadIdx.x + i * NUM_THREADS;
+        const int r = c / PER_ROW, col = (c % PER_ROW) * CHUNK;
+        const bool in = !EDGE || (row0 + r < rows_total && col0 + col < cols_total);
+        copy16(S + at(r, col, ROW_BYTES, x(r)), in ? &G[(row0 + r) * cols_total + col0 + col] : G, in);
+    }
+#else
+#pragma unroll 4
+    for (int e = threadIdx.x; e < ROWS * COLS; e += NUM_THREADS) {
+        const int r = e / COLS, col = e % COLS;
+        const bool in = row0 + r < rows_total && col0 + col < cols_total;
+        sts(S + at(r, col, ROW_BYTES, x(r)), in ? G[(row0 + r) * cols_total + col0 + col] : elem_t(0));
+    }
+#endif
+}
+// ANCHOR_END: copy
+
+// ANCHOR: fragments
+// The operand registers of one mma, per lane: g = lane / 4 picks the row of C (and of A), t =
+// lane % 4 the pair of columns (PTX ISA, "Matrix fragments for mma.m16n8k16").
+#if PREC == FP64
+struct FragA { double x[8]; };   // A[g + 8 (v % 2)][t + 4 (v / 2)], v = 0..7
+struct FragB { double x[4]; };   // B[t + 4 v][g]
+#elif PREC == TF32X3
+struct FragA { unsigned big[4], small[4]; };
+struct FragB { unsigned big[2], small[2]; };
+#else
+struct FragA { unsigned x[4]; }; // four 8x8 matrices (16-bit pairs) or four TF32 numbers
+struct FragB { unsigned x[2]; };
+#endif
+
+// ldmatrix: each lane gives the address of one 16-byte row, 8 lanes per 8x8 matrix of 16-bit
+// elements, and receives one 32-bit register per matrix: row lane / 4, elements 2 (lane % 4)
+// and 2 (lane % 4) + 1. With .trans, the matrix is transposed on the way.
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
+// The A fragment of rows row0..row0+15, k0..k0+MMA_K-1 of the A tile at byte address As.
+__device__ __forceinline__ void load_a(FragA& f, unsigned As, int row0, int k0, int lane) {
+#if PREC == FP64
+    const int g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int v = 0; v < 8; ++v) {
+        const int r = row0 + g + 8 * (v % 2);
+        f.x[v] = lds_f64(As + at(r, k0 + t + 4 * (v / 2), ROW_A, swizzle_a(r)));
+    }
+#else
+    // Matrices 0..3: rows 0-7 and 8-15 of the first 16 bytes of k, then of the next 16 bytes.
+    const int r = row0 + lane % 16, col = k0 + (lane / 16) * CHUNK;
+    unsigned x[4];
+    ldmatrix_x4(x, As + at(r, col, ROW_A, swizzle_a(r)));
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+#if PREC == TF32X3
+        split_tf32(__uint_as_float(x[i]), f.big[i], f.small[i]);
+#elif PREC == TF32
+        f.x[i] = tf32(__uint_as_float(x[i]));
+#else
+        f.x[i] = x[i];
+#endif
+    }
+#endif
+}
+
+// The B fragments of two neighbouring mma tiles: columns n0..n0+7 and n0+8..n0+15, rows
+// k0..k0+MMA_K-1 of the B tile at byte address Bs.
+__device__ __forceinline__ void load_b(FragB& f0, FragB& f1, unsigned Bs, int k0, int n0, int lane) {
+    const int g = lane / 4, t = lane % 4;
+#if PREC == FP16 || PREC == BF16
+    // B is stored k-major (row k holds n = 0..BN-1); the mma wants each lane's pair of values
+    // along k, so ldmatrix transposes: matrices k 0-7 and 8-15 of columns n0.., then n0+8..
+    const int r = k0 + lane % 8 + 8 * ((lane / 8) % 2), col = n0 + (lane / 16) * CHUNK;
+    unsigned x[4];
+    ldmatrix_x4_trans(x, Bs + at(r, col, ROW_B, swizzle_b(r)));
+    f0.x[0] = x[0], f0.x[1] = x[1], f1.x[0] = x[2], f1.x[1] = x[3];
+#else
+    // 32- and 64-bit elements: ldmatrix's transpose moves 16-bit halves, so each lane loads its
+    // own values: B[k0 + t + 4 v][n0 + g] (TF32: v = 0, 1; FP64: v = 0..3).
+    auto load = [&](FragB& f, int n) {
+#pragma unroll
+        for (int v = 0; v < MMA_K / 4; ++v) {
+            const int r = k0 + t + 4 * v;
+            const unsigned addr = Bs + at(r, n + g, ROW_B, swizzle_b(r));
+#if PREC == FP64
+            f.x[v] = lds_f64(addr);
+#elif PREC == TF32X3
+            split_tf32(lds_f32(addr), f.big[v], f.small[v]);
+#else
+            f.x[v] = tf32(lds_f32(addr));
+#endif
+        }
+    };
+    load(f0, n0);
+    load(f1, n0 + MMA_N);
+#endif
+}
+// ANCHOR_END: fragments
+
+// ANCHOR: mma
+// c += a * b for one 16x8 tile of C; c[0], c[1]: row g, columns 2t, 2t+1; c[2], c[3]: row g + 8.
+#if PREC == FP16 || PREC == BF16 || PREC == TF32 || PREC == TF32X3
+__device__ __forceinline__ void mma16x8(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+#if PREC == FP16
+#define MMA "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+#elif PREC == BF16
+#define MMA "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+#else
+#define MMA "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
+#endif
+    asm volatile(MMA " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#endif
+
+__device__ __forceinline__ void mma(acc_t (&c)[4], const FragA& a, const FragB& b) {
+#if PREC == TF32X3
+    // The small products first, while c is smallest: they carry the low bits.
+    mma16x8(c, a.small, b.big);
+    mma16x8(c, a.big, b.small);
+    mma16x8(c, a.big, b.big);
+#elif PREC == FP64
+#if __CUDA_ARCH__ >= 900
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+                 "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
+                 : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+                 : "d"(a.x[0]), "d"(a.x[1]), "d"(a.x[2]), "d"(a.x[3]), "d"(a.x[4]), "d"(a.x[5]), "d"(a.x[6]),
+                   "d"(a.x[7]), "d"(b.x[0]), "d"(b.x[1]), "d"(b.x[2]), "d"(b.x[3]));
+#else
+    // Before sm_90 the FP64 tensor cores take m8n8k4 only. The same registers make eight of
+    // them: rows 8h..8h+7 of A and C, k 4q..4q+3 of A and B.
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+            asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+                         : "+d"(c[2 * h]), "+d"(c[2 * h + 1])
+                         : "d"(a.x[h + 2 * q]), "d"(b.x[q]));
+#endif
+#else
+    mma16x8(c, a.x, b.x);
+#endif
+}
+// ANCHOR_END: mma
+
+// ANCHOR: store
+// C[r][c], C[r][c+1] = alpha*acc + beta*C for the elements inside C (C is not read when
+// beta == 0); one 8- or 16-byte store when VEC says rows are aligned (c is even).
+__device__ __forceinline__ void store_pair(acc_t* C, int r, int c, int M, int N, acc_t v0, acc_t v1, acc_t alpha,
+                                           acc_t beta) {
+    if (EDGE && r >= M) return;
+    acc_t* p = &C[r * N + c];
+#if VEC
+    if (EDGE && c >= N) return;
+    acc_t out[2] = {alpha * v0, alpha * v1};
+    if (beta != acc_t(0)) out[0] += beta * p[0], out[1] += beta * p[1];
+    if constexpr (sizeof(acc_t) == 4) *reinterpret_cast<float2*>(p) = make_float2(out[0], out[1]);
+    else *reinterpret_cast<double2*>(p) = make_double2(out[0], out[1]);
+#else
+    if (c < N) p[0] = beta == acc_t(0) ? alpha * v0 : alpha * v0 + beta * p[0];
+    if (c + 1 < N) p[1] = beta == acc_t(0) ? alpha * v1 : alpha * v1 + beta * p[1];
+#endif
+}
+// ANCHOR_END: store
+
+extern __shared__ __align__(1024) unsigned char smem_raw[];
+
+// ANCHOR: kernel
+extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
+    sgemm(int M, int N, int K, acc_t alpha, const elem_t* A, const elem_t* B, acc_t beta, acc_t* C) {
+    const unsigned smem = static_cast<unsigned>(__cvta_generic_to_shared(smem_raw));
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int blockRow = blockIdx.y * BM, blockCol = blockIdx.x * BN;
+    // This warp's WM x WN piece of the block tile.
+    const int warpRow = (warp / (BN / WN)) * WM, warpCol = (warp % (BN / WN)) * WN;
+
+    // ANCHOR: pipeline
+    // K-tile t lives in stage t % STAGES; its A tile first, then its B tile.
+    auto stage = [&](int t) { return smem + (t % STAGES) * STAGE_BYTES; };
+    auto load_stage = [&](int t) {
+        load_tile<BM, BK, true>(stage(t), A, blockRow, t * BK, M, K);
+        load_tile<BK, BN, false>(stage(t) + A_BYTES, B, t * BK, blockCol, K, N);
+    };
+
+    acc_t acc[TM][TN][4];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = acc_t(0);
+
+    const int tiles = CEIL_DIV(K, BK);
+    // Prologue: the first STAGES-1 K-tiles in flight, one commit group each (even if empty).
+#pragma unroll
+    for (int t = 0; t < STAGES - 1; ++t) {
+        if (t < tiles) load_stage(t);
+        cp_async_commit();
+    }
+    for (int t = 0; t < tiles; ++t) {
+        cp_async_wait<STAGES - 2>();  // my copies of K-tile t have landed ...
+        __syncthreads();               // ... and everyone's; and everyone is done with tile t-1
+        if (t + STAGES - 1 < tiles) load_stage(t + STAGES - 1);
+        cp_async_commit();
+
+        const unsigned As = stage(t), Bs = As + A_BYTES;
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += MMA_K) {
+            FragA a[TM];
+            FragB b[TN];
+#pragma unroll
+            for (int i = 0; i < TM; ++i) load_a(a[i], As, warpRow + i * MMA_M, kk, lane);
+#pragma unroll
+            for (int j = 0; j < TN; j += 2) load_b(b[j], b[j + 1], Bs, kk, warpCol + j * MMA_N, lane);
+            // TM + TN fragment loads feed TM * TN mma instructions.
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) mma(acc[i][j], a[i], b[j]);
+        }
+    }
+    cp_async_wait<0>();
+    // ANCHOR_END: pipeline
+
+    // ANCHOR: epilogue
+    // Each lane holds rows g and g + 8, columns 2t and 2t + 1 of every 16x8 tile: it writes
+    // them straight from registers (four lanes fill one 32-byte sector of a row).
+    const int g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) {
+            const int r = blockRow + warpRow + i * MMA_M + g, c = blockCol + warpCol + j * MMA_N + 2 * t;
+            store_pair(C, r, c, M, N, acc[i][j][0], acc[i][j][1], alpha, beta);
+            store_pair(C, r + 8, c, M, N, acc[i][j][2], acc[i][j][3], alpha, beta);
+        }
+    // ANCHOR_END: epilogue
+}
+// ANCHOR_END: kernel

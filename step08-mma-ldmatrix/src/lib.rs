@@ -1,0 +1,116 @@
+//! Step 8: the tensor cores through PTX `mma.sync`, operands gathered by `ldmatrix` from an
+//! XOR-swizzled shared-memory layout. One kernel source, built per precision: FP16, BF16,
+//! TF32, FP64 and 3xTF32 (an FP32-accurate SGEMM from three TF32 products per term).
+
+use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
+
+/// Block, warp and pipeline shape, passed to the kernel as compile-time defines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tiles {
+    /// C tile of a block, BM x BN, and the depth in K of one pipeline stage.
+    pub bm: usize,
+    pub bn: usize,
+    pub bk: usize,
+    /// C tile of a warp, WM x WN: (WM/16) x (WN/8) mma tiles.
+    pub wm: usize,
+    pub wn: usize,
+    /// K-tiles in flight: one computing, STAGES-1 loading.
+    pub stages: usize,
+    /// Blocks per SM the compiler must leave registers for (`__launch_bounds__`).
+    pub min_blocks: usize,
+}
+
+// ANCHOR: tiles
+/// The tiles per precision (chosen with `examples/tune.rs`, see notes/step08.md). Every row of
+/// a shared tile is a multiple of 128 bytes (the swizzle permutes the chunks of a 128-byte line):
+/// BK is 64 for 16-bit inputs, 32 for 4-byte ones and 16 for FP64.
+pub const fn tiles(p: Precision) -> Tiles {
+    match p {
+        Precision::F16 | Precision::Bf16 => {
+            Tiles { bm: 128, bn: 256, bk: 64, wm: 64, wn: 64, stages: 3, min_blocks: 1 }
+        }
+        Precision::Tf32 => Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 64, stages: 3, min_blocks: 2 },
+        // Twice the fragments in registers (big and small parts): narrower warp tiles.
+        Precision::Tf32x3 => Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 32, stages: 3, min_blocks: 1 },
+        Precision::F64 | Precision::F32 => Tiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, stages: 3, min_blocks: 1 },
+    }
+}
+// ANCHOR_END: tiles
+
+/// The kernel's name for each precision (its `PREC` define).
+pub const fn prec_code(p: Precision) -> i64 {
+    match p {
+        Precision::F16 => 1,
+        Precision::Bf16 => 2,
+        Precision::Tf32 => 3,
+        Precision::F64 => 4,
+        Precision::Tf32x3 => 5,
+        Precision::F32 => 0,
+    }
+}
+
+// ANCHOR: launch
+/// One block per BM x BN tile of C. The 16-byte copies (VEC) need every row of A and B to
+/// start 16-byte aligned: K and N multiples of 16 bytes' worth of elements. EDGE = 0 when the
+/// tiles divide M, N and K. Shared memory: STAGES (A tile, B tile) pairs, unpadded.
+pub fn launch_with(s: &Shape, p: Precision, t: Tiles) -> Launch {
+    let elem = p.input().bytes();
+    let chunk = 16 / elem;
+    let vec = s.k % chunk == 0 && s.n % chunk == 0;
+    let edge = !(vec && s.m % t.bm == 0 && s.n % t.bn == 0 && s.k % t.bk == 0);
+    let warps = (t.bm / t.wm) * (t.bn / t.wn);
+    let mut launch = Launch::new((ceil_div(s.n, t.bn), ceil_div(s.m, t.bm), 1), (32 * warps as u32, 1, 1))
+        .define("PREC", prec_code(p))
+        .define("BM", t.bm as i64)
+        .define("BN", t.bn as i64)
+        .define("BK", t.bk as i64)
+        .define("WM", t.wm as i64)
+        .define("WN", t.wn as i64)
+        .define("STAGES", t.stages as i64)
+        .define("MIN_BLOCKS", t.min_blocks as i64)
+        .define("VEC", vec as i64)
+        .define("EDGE", edge as i64);
+    launch.dynamic_smem_bytes = (t.stages * (t.bm * t.bk + t.bk * t.bn) * elem) as u32;
+    launch
+}
+// ANCHOR_END: launch
+
+fn launch_fp16(s: &Shape) -> Launch {
+    launch_with(s, Precision::F16, tiles(Precision::F16))
+}
+fn launch_bf16(s: &Shape) -> Launch {
+    launch_with(s, Precision::Bf16, tiles(Precision::Bf16))
+}
+fn launch_tf32(s: &Shape) -> Launch {
+    launch_with(s, Precision::Tf32, tiles(Precision::Tf32))
+}
+fn launch_fp64(s: &Shape) -> Launch {
+    launch_with(s, Precision::F64, tiles(Precision::F64))
+}
+fn launch_3xtf32(s: &Shape) -> Launch {
+    launch_with(s, Precision::Tf32x3, tiles(Precision::Tf32x3))
+}
+
+const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
+    Step {
+        name: "step08-mma-ldmatrix",
+        idea: "warps issue PTX mma.sync themselves, operands gathered by ldmatrix from a swizzled shared layout",
+        kernel: kernel_source!("src/kernel.cu"),
+        launch,
+        // mma.sync m16n8k16 with FP16 and BF16, cp.async: Ampere (FP64 m16n8k16 needs sm_90;
+        // the kernel falls back to m8n8k4 before it).
+        min_cc: (8, 0),
+        precision,
+        arch: None,
+        host: None,
+    }
+}
+
+pub const FP16: Step = variant(Precision::F16, launch_fp16);
+pub const BF16: Step = variant(Precision::Bf16, launch_bf16);
+pub const TF32: Step = variant(Precision::Tf32, launch_tf32);
+pub const FP64: Step = variant(Precision::F64, launch_fp64);
+pub const TF32X3: Step = variant(Precision::Tf32x3, launch_3xtf32);
+
+/// The five precisions of this step, FP16 first (the binary's default).
+pub const VARIANTS: [Step; 5] = [FP16, BF16, TF32, FP64, TF32X3];
