@@ -41,17 +41,20 @@ __device__ __forceinline__ unsigned tf32(float x) {
     return r;
 }
 
-// 3xTF32: x = big + small, two TF32 numbers: big carries the first 11 significant bits, small
-// the next 11, so big*big + big*small + small*big is a product with FP32-level error. Where
-// small would be exactly 0 (x fits in TF32) or x is infinite, small is the smallest normal float
-// with x's sign instead: an infinite big part on the other side then multiplies it into an
-// infinity of the right sign, as in SGEMM, not inf * 0 = NaN; it adds at most 2^-126 |other| to
-// a product. x = 0 keeps small = 0 (0 * inf is NaN in SGEMM too).
+// 3xTF32: x = big + small, two TF32 numbers. big is x truncated to TF32 (its 13 low bits
+// cleared); small is the rest, rounded to TF32. Then big*big + big*small + small*big is a*b to
+// within 2^-19 |a b|: the dropped small*small is below 2^-20 |a b|, each rounding of a small part
+// below 2^-21 |x|. Truncating (not rounding) big leaves small with x's sign, so that an infinite
+// operand makes all three products infinities of one sign, as in SGEMM. Where the rest is 0 (x
+// fits in TF32) or NaN (x is infinite), small is the smallest normal float with x's sign instead:
+// an infinity on the other side then gives inf, not inf * 0 = NaN, at a cost of at most
+// 2^-126 |other| per product. x = 0 keeps small = 0 (0 * inf is NaN in SGEMM too), and a NaN x
+// keeps a NaN small (its big part may read as infinite: the TF32 tensor cores drop the low bits).
 __device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& small) {
-    big = tf32(x);
+    big = __float_as_uint(x) & 0xffffe000u;
     const float rest = x - __uint_as_float(big);
-    const bool exact = rest == 0.0f || !isfinite(rest);
-    small = (exact && x != 0.0f) ? __float_as_uint(copysignf(1.17549435e-38f, x)) : tf32(rest);
+    const bool tiny = (rest == 0.0f && x != 0.0f) || isinf(x);
+    small = tiny ? __float_as_uint(copysignf(1.17549435e-38f, x)) : tf32(rest);
 }
 // ANCHOR_END: tf32
 #endif

@@ -3,7 +3,8 @@
 //! a summary table (GFLOP/s and % of cuBLAS per shape) closes the run.
 
 use crate::device::Gpu;
-use crate::measure::{Prepared, Timing, sync};
+use crate::lt::{CublasConfig, CublasLt};
+use crate::measure::{Prepared, Timing, TimingPlan, sync, time_cublas_configs};
 use crate::precision::Precision;
 use crate::reference::Cublas;
 use crate::step::{DeviceMatrix, Runner, Step};
@@ -58,6 +59,15 @@ pub struct Row {
     /// Tensor-core precisions: cuBLAS SGEMM (FP32, TF32 off) on the same shape, the
     /// baseline every earlier step is measured against.
     pub sgemm: Option<Timing>,
+    /// FP16, BF16 and TF32: cuBLAS through each of its configurations ([`CublasConfig`]).
+    pub configs: Vec<(CublasConfig, Timing)>,
+}
+
+impl Row {
+    /// The fastest cuBLAS configuration measured for this row.
+    pub fn fastest(&self) -> Option<(CublasConfig, Timing)> {
+        self.configs.iter().copied().min_by(|a, b| a.1.median_ms.total_cmp(&b.1.median_ms))
+    }
 }
 
 /// Benches `step` at every shape (alpha 1, beta 0), each verified first.
@@ -88,6 +98,7 @@ pub fn summary(name: &str, rows: &[Row]) -> String {
     } else {
         format!("| shape | {name} GFLOP/s | cuBLAS GFLOP/s | % of cuBLAS |\n|---|---:|---:|---:|\n")
     };
+    let fastest: Vec<&Row> = rows.iter().filter(|r| r.configs.len() > 1).collect();
     for r in rows {
         let pct = 100.0 * r.cublas.median_ms / r.kernel.median_ms;
         let (k, cb) = (r.kernel.gflops(&r.gemm), r.cublas.gflops(&r.gemm));
@@ -98,12 +109,36 @@ pub fn summary(name: &str, rows: &[Row]) -> String {
             out += &format!("| {} | {k:.0} | {cb:.0} | {pct:.1}% |\n", r.gemm.shape);
         }
     }
+    if !fastest.is_empty() {
+        out += &format!(
+            "\nThe fastest cuBLAS (cublasGemmEx; cublasLt with a {} MiB workspace and its heuristic's first algorithm, \
+             C in FP32 or in the 16-bit input type):\n\n\
+             | shape | precision | {name} GFLOP/s | cuBLAS configurations, GFLOP/s | fastest | % of the fastest |\n\
+             |---|---|---:|---|---|---:|\n",
+            crate::lt::WORKSPACE_BYTES >> 20
+        );
+        for r in fastest {
+            let all: Vec<String> =
+                r.configs.iter().map(|(c, t)| format!("{} {:.0}", c.label(), t.gflops(&r.gemm))).collect();
+            let (best, t) = r.fastest().expect("configs");
+            out += &format!(
+                "| {} | {} | {:.0} | {} | {} | {:.1}% |\n",
+                r.gemm.shape,
+                r.precision,
+                r.kernel.gflops(&r.gemm),
+                all.join(", "),
+                best.label(),
+                100.0 * t.median_ms / r.kernel.median_ms
+            );
+        }
+    }
     out
 }
 
 fn bench_shapes(c: &mut Criterion, step: &Step) -> Result<Vec<Row>> {
     let gpu = Gpu::shared()?;
     let cublas = Cublas::new(&gpu)?;
+    let mut lt = CublasLt::new(&gpu)?;
     let mut runner = Runner::new(&gpu, step, None)?;
     let p = step.precision;
     let mut rows = Vec::new();
@@ -171,7 +206,12 @@ fn bench_shapes(c: &mut Criterion, step: &Step) -> Result<Vec<Row>> {
             Timing::from_samples(if v.len() > 1 { v[1..].to_vec() } else { v })
         };
         let sgemm = fp32.is_some().then(|| timing(sgemm_ms));
-        rows.push(Row { gemm, precision: p, kernel: timing(kernel_ms), cublas: timing(cublas_ms), sgemm });
+        let configs = if CublasConfig::for_precision(p).len() > 1 {
+            time_cublas_configs(&gpu, &cublas, &mut lt, &prepared, TimingPlan::default())?
+        } else {
+            Vec::new()
+        };
+        rows.push(Row { gemm, precision: p, kernel: timing(kernel_ms), cublas: timing(cublas_ms), sgemm, configs });
     }
     Ok(rows)
 }

@@ -4,7 +4,8 @@
 
 use crate::compile::{KernelSource, nvrtc_version};
 use crate::device::Gpu;
-use crate::measure::{Prepared, TimingPlan, compare_prepared};
+use crate::lt::{CublasConfig, CublasLt};
+use crate::measure::{Prepared, TimingPlan, compare_prepared, time_cublas_configs};
 use crate::reference::{CUBLAS_MATH, Cublas};
 use crate::roofline::Floors;
 use crate::step::{Runner, Step};
@@ -20,8 +21,11 @@ pub struct Options {
     pub seed: Option<u64>,
     /// Verify only, do not time (for compute-sanitizer and Nsight Compute runs).
     pub verify_only: bool,
-    /// For steps with several precisions (step 7): which one; the first when not given.
+    /// For steps with several precisions (steps 7-9): which one; the first when not given.
     pub precision: Option<Precision>,
+    /// Compile-time defines to add or replace (`SWIZZLE=0`, `STAGES=4`): experiments with the
+    /// step's own kernel.
+    pub defines: Vec<(&'static str, i64)>,
 }
 
 /// The flags as clap parses them; [`Options`] is what they mean.
@@ -61,6 +65,16 @@ struct Args {
     /// The precision to compute in, for steps with several (default: the first)
     #[arg(long)]
     precision: Option<String>,
+    /// Add or replace a compile-time define of the kernel (repeatable), e.g. --define STAGES=4
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_define)]
+    define: Vec<(String, i64)>,
+}
+
+fn parse_define(text: &str) -> std::result::Result<(String, i64), String> {
+    let (name, value) = text.split_once('=').ok_or("write NAME=VALUE")?;
+    let ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let value = value.trim().parse::<i64>().map_err(|_| format!("{value:?} is not an integer"))?;
+    if ok { Ok((name.to_string(), value)) } else { Err(format!("{name:?} is not a macro name")) }
 }
 
 /// A clap value parser for shapes: `MxNxK`, or `S` for SxSxS.
@@ -106,8 +120,21 @@ impl Options {
             seed: a.seed,
             verify_only: a.verify_only,
             precision: a.precision.as_deref().and_then(Precision::parse),
+            // Launch defines have 'static names; these few live as long as the program.
+            defines: a.define.into_iter().map(|(n, v)| (&*Box::leak(n.into_boxed_str()), v)).collect(),
         })
     }
+}
+
+/// `launch` with each define in `extra` replaced or added.
+pub fn with_defines(mut launch: crate::Launch, extra: &[(&'static str, i64)]) -> crate::Launch {
+    for &(name, value) in extra {
+        match launch.defines.iter_mut().find(|(n, _)| *n == name) {
+            Some(d) => d.1 = value,
+            None => launch.defines.push((name, value)),
+        }
+    }
+    launch
 }
 
 /// The header of the result table every tool prints.
@@ -158,6 +185,10 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
     let gpu = Gpu::shared()?;
     let kernel = opts.kernel.as_deref().map(KernelSource::from_file).transpose()?;
     let mut runner = Runner::new(&gpu, step, kernel)?;
+    if !opts.defines.is_empty() {
+        let (launch, extra) = (step.launch, opts.defines.clone());
+        runner = runner.with_launch(move |s| with_defines(launch(s), &extra));
+    }
     let cublas = Cublas::new(&gpu)?;
     let gemm = opts.gemm;
     let (nv_major, nv_minor) = nvrtc_version()?;
@@ -203,6 +234,22 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
         return Ok(true);
     }
     let cmp = compare_prepared(&mut runner, &cublas, &prepared, TimingPlan::default())?;
+    if CublasConfig::for_precision(step.precision).len() > 1 {
+        let mut lt = CublasLt::new(&gpu)?;
+        let configs = time_cublas_configs(&gpu, &cublas, &mut lt, &prepared, TimingPlan::default())?;
+        let all: Vec<String> = configs
+            .iter()
+            .map(|(c, t)| {
+                format!(
+                    "{} {:.0} GFLOP/s ({:.1}%)",
+                    c.label(),
+                    t.gflops(&gemm),
+                    100.0 * t.median_ms / cmp.kernel.median_ms
+                )
+            })
+            .collect();
+        println!("cuBLAS configurations (kernel as % of each): {}", all.join(", "));
+    }
     if step.precision == Precision::F32 {
         let floors = Floors::for_gpu(&gemm, &gpu);
         println!(
@@ -257,6 +304,8 @@ mod tests {
         assert_eq!(parse(&["--kernel", "x.cu"]).unwrap().kernel, Some(PathBuf::from("x.cu")));
         assert!(parse(&["--verify-only", "--m", "3"]).unwrap().verify_only);
         assert_eq!(parse(&["--precision", "tf32"]).unwrap().precision, Some(Precision::Tf32));
+        let o = parse(&["--define", "SWIZZLE=0", "--define=STAGES=4"]).unwrap();
+        assert_eq!(o.defines, vec![("SWIZZLE", 0), ("STAGES", 4)]);
     }
 
     #[test]
@@ -285,5 +334,7 @@ mod tests {
         assert!(err(&["--alpha", "nan"]).contains("finite"));
         assert!(err(&["--precision", "fp8"]).contains("possible values: fp16, tf32"));
         assert!(err(&["--shape", "4", "--m", "3"]).contains("cannot be used with"));
+        assert!(err(&["--define", "STAGES"]).contains("NAME=VALUE"));
+        assert!(err(&["--define", "A-B=1"]).contains("not a macro name"));
     }
 }

@@ -6,9 +6,11 @@
 //! - [`step`]: the step description and the runner with the common kernel signature;
 //! - [`precision`]: FP32, and the tensor-core precisions of steps 7-9 (TF32, FP16, BF16, FP64, 3xTF32);
 //! - [`data`], [`reference`], [`verify`]: random inputs, cuBLAS and float64 references, checks;
+//! - [`hopper`]: tensor maps, cluster launches and pitched copies for step 9's TMA;
 //! - [`lt`]: cuBLASLt, for the fastest cuBLAS configuration the tensor-core steps meet;
 //! - [`measure`], [`roofline`]: CUDA-event timing and the FLOP and byte floors;
-//! - [`cli`], [`bench`], [`testing`]: the step binary, the criterion bench, the GPU tests.
+//! - [`cli`], [`bench`], [`testing`], [`tune`]: the step binary, the criterion bench, the GPU
+//!   tests, the tile tuners.
 
 pub mod bench;
 pub mod cli;
@@ -16,6 +18,7 @@ pub mod compile;
 pub mod data;
 pub mod device;
 pub mod error;
+pub mod hopper;
 pub mod lt;
 pub mod measure;
 pub mod precision;
@@ -24,6 +27,7 @@ pub mod reference;
 pub mod roofline;
 pub mod step;
 pub mod testing;
+pub mod tune;
 pub mod verify;
 
 pub use compile::KernelSource;

@@ -106,16 +106,16 @@ impl Precision {
     }
 
     /// Unit roundoff of the input format: the relative error of rounding one input. For
-    /// 3xTF32, what splitting costs each input: big = tf32(x) is off by up to 2^-11 |x|, the
-    /// remainder's own rounding by up to 2^-22 |x|, and the dropped small*small product by up to
-    /// 2^-22 |a b|, so a product is within 3 * 2^-22 |a b| = 2 * (0.75 * 2^-21): 2^-21 per input.
+    /// 3xTF32, what splitting costs: big is x truncated to TF32, the rest below 2^-10 |x| and
+    /// rounded to TF32 within 2^-21 |x|; the dropped small*small product is below 2^-20 |a b|, so a
+    /// product is within 2 * 2^-21 + 2^-20 = 2^-19 of |a b|: 2^-20 per input.
     pub fn input_unit_roundoff(self) -> f64 {
         match self {
             // 10 stored mantissa bits: 2^-11.
             Precision::F16 | Precision::Tf32 => 2f64.powi(-11),
             // 7 stored mantissa bits: 2^-8.
             Precision::Bf16 => 2f64.powi(-8),
-            Precision::Tf32x3 => 2f64.powi(-21),
+            Precision::Tf32x3 => 2f64.powi(-20),
             Precision::F32 | Precision::F64 => 0.0,
         }
     }

@@ -45,6 +45,7 @@ pub type HostFn = fn(&mut HostCall<'_>) -> Result<()>;
 /// Everything a step's host code gets for one run: the compiled module, the launch the step's
 /// geometry chose for this shape, the problem and its buffers, and scratch memory kept between runs.
 pub struct HostCall<'a> {
+    pub step: &'a Step,
     pub gpu: &'a Gpu,
     pub loaded: &'a Loaded,
     pub launch: &'a Launch,
@@ -367,7 +368,8 @@ impl Runner {
         let loaded = &self.loaded[&launch.defines];
         if let Some(host) = self.step.host {
             let workspace = &mut self.workspace;
-            return host(&mut HostCall { gpu: &gpu, loaded, launch: &launch, gemm, a, b, c, workspace });
+            let step = &self.step;
+            return host(&mut HostCall { step, gpu: &gpu, loaded, launch: &launch, gemm, a, b, c, workspace });
         }
         let function = &loaded.function;
         let (m, n, k) = (s.m as i32, s.n as i32, s.k as i32);

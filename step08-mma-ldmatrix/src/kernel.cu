@@ -320,13 +320,30 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
         if (t < tiles) load_stage(t);
         cp_async_commit();
     }
+
     for (int t = 0; t < tiles; ++t) {
         cp_async_wait<STAGES - 2>();  // my copies of K-tile t have landed ...
         __syncthreads();               // ... and everyone's; and everyone is done with tile t-1
+        // Refill the stage tile t-1 used (nobody reads it any more) with tile t+STAGES-1.
         if (t + STAGES - 1 < tiles) load_stage(t + STAGES - 1);
         cp_async_commit();
 
         const unsigned As = stage(t), Bs = As + A_BYTES;
+#if PREC == TF32X3
+        // 3xTF32 sums each K-tile's products in a fresh accumulator and adds it to acc in FP32,
+        // rounding to nearest: the tensor cores' own additions truncate, and over all of K their
+        // bias would grow to 10x the error of SGEMM (at K = 4096); over one tile it stays small.
+        acc_t part[TM][TN][4];
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) part[i][j][e] = acc_t(0);
+        acc_t(&sum)[TM][TN][4] = part;
+#else
+        acc_t(&sum)[TM][TN][4] = acc;
+#endif
 #pragma unroll
         for (int kk = 0; kk < BK; kk += MMA_K) {
             FragA a[TM];
@@ -339,8 +356,16 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
 #pragma unroll
             for (int i = 0; i < TM; ++i)
 #pragma unroll
-                for (int j = 0; j < TN; ++j) mma(acc[i][j], a[i], b[j]);
+                for (int j = 0; j < TN; ++j) mma(sum[i][j], a[i], b[j]);
         }
+#if PREC == TF32X3
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[i][j][e] += part[i][j][e];
+#endif
     }
     cp_async_wait<0>();
     // ANCHOR_END: pipeline

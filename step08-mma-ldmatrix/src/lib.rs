@@ -31,8 +31,8 @@ pub const fn tiles(p: Precision) -> Tiles {
         }
         Precision::Tf32 => Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 64, stages: 3, min_blocks: 2 },
         // Twice the fragments in registers (big and small parts): narrower warp tiles.
-        Precision::Tf32x3 => Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 32, stages: 3, min_blocks: 1 },
-        Precision::F64 | Precision::F32 => Tiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, stages: 3, min_blocks: 1 },
+        Precision::Tf32x3 => Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 32, stages: 2, min_blocks: 1 },
+        Precision::F64 | Precision::F32 => Tiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, stages: 2, min_blocks: 1 },
     }
 }
 // ANCHOR_END: tiles

@@ -19,6 +19,10 @@ pub static ALL: &[Step] = &[
     step08_mma_ldmatrix::TF32,
     step08_mma_ldmatrix::FP64,
     step08_mma_ldmatrix::TF32X3,
+    step09_wgmma_tma::FP16,
+    step09_wgmma_tma::BF16,
+    step09_wgmma_tma::TF32,
+    step09_wgmma_tma::TF32X3,
 ];
 
 /// Kernels kept beside the steps, embedded at build time so that no tool reads the source

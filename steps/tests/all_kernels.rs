@@ -1,5 +1,5 @@
 //! Holds for every kernel in the registry, with no GPU: each variant a step can pick
-//! compiles with NVRTC for sm_80 and sm_90 without spills (ignored when libnvrtc is
+//! compiles with NVRTC for sm_80 and sm_90 (or the one architecture a step is built for) without spills (ignored when libnvrtc is
 //! absent), and every launch stays within CUDA's limits or is refused with an error.
 
 use common::compile::compile;
@@ -125,8 +125,10 @@ fn main() -> std::process::ExitCode {
                     .with_ignored_flag(no_nvrtc),
             );
         }
+        // A step built for one architecture's own instructions (sm_90a) compiles for it alone.
+        let archs: Vec<&'static str> = step.arch.map_or(ARCHS.to_vec(), |a| vec![a]);
         for launch in variants(step) {
-            for arch in ARCHS {
+            for arch in archs.iter().copied() {
                 let name = format!("{}/nvrtc-{arch}{}", step.name, describe(&launch.defines));
                 let l = launch.clone();
                 trials.push(

@@ -29,6 +29,7 @@ pub fn run(Args { step, shape, arch, kernel, out }: Args) -> Result<(), String> 
         None => step.kernel.clone(),
     };
     let launch = (step.launch)(&shape);
+    let arch = step.arch.map_or(arch, str::to_string);
     let compiled = compile(&source, &launch.defines, &arch).map_err(|e| e.to_string())?;
     std::fs::write(&out, &compiled.cubin).map_err(|e| format!("{}: {e}", out.display()))?;
     println!("{} ({arch}, {:?}) -> {}\n{}", source.name, launch.defines, out.display(), compiled.log.trim_end());

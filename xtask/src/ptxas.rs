@@ -16,7 +16,8 @@ pub fn run(arch: &str) -> Result<(), String> {
             if seen.iter().any(|l| l.defines == launch.defines) {
                 continue;
             }
-            let c = compile(&step.kernel, &launch.defines, arch).map_err(|e| e.to_string())?;
+            // A step built for one architecture (sm_90a) compiles for that one.
+            let c = compile(&step.kernel, &launch.defines, step.arch.unwrap_or(arch)).map_err(|e| e.to_string())?;
             let defines: Vec<String> = launch.defines.iter().map(|(n, v)| format!("{n}={v}")).collect();
             let r = c.resources;
             println!(

@@ -4,7 +4,8 @@
 
 use common::compile::nvrtc_version;
 use common::device::Gpu;
-use common::measure::{Prepared, TimingPlan, compare_prepared, sync, time_runs};
+use common::lt::{CublasConfig, CublasLt};
+use common::measure::{Prepared, TimingPlan, compare_prepared, sync, time_cublas_configs, time_runs};
 use common::reference::{CUBLAS_MATH, Cublas};
 use common::step::{DeviceMatrix, Runner};
 use common::{Gemm, Precision, Shape, Step, data};
@@ -88,6 +89,7 @@ pub fn run(Args { out, steps: keys, shapes }: Args) -> Result<(), String> {
     let e = |e: common::Error| e.to_string();
     let gpu = Gpu::shared().map_err(e)?;
     let cublas = Cublas::new(&gpu).map_err(e)?;
+    let mut lt = CublasLt::new(&gpu).map_err(e)?;
     let (nv_major, nv_minor) = nvrtc_version().map_err(e)?;
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(format!("{}.json", slug(&gpu.name))));
     let started = Instant::now();
@@ -107,8 +109,10 @@ pub fn run(Args { out, steps: keys, shapes }: Args) -> Result<(), String> {
     for (si, shape) in shapes.iter().enumerate() {
         let gemm = Gemm::new(*shape, 1.0, 0.0);
         let seed = data::fresh_seed();
-        // One prepared problem (inputs, cuBLAS and CPU references) per precision and shape.
+        // One prepared problem (inputs, cuBLAS and CPU references) per precision and shape, and
+        // the cuBLAS configurations timed once on it (FP16, BF16, TF32).
         let mut prepared: HashMap<Precision, Prepared> = HashMap::new();
+        let mut configs: HashMap<Precision, Vec<(CublasConfig, common::measure::Timing)>> = HashMap::new();
         for (ki, step) in steps.iter().enumerate() {
             let prepared = match prepared.entry(step.precision) {
                 std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
@@ -116,6 +120,10 @@ pub fn run(Args { out, steps: keys, shapes }: Args) -> Result<(), String> {
                     v.insert(Prepared::new(&gpu, &cublas, &gemm, step.precision, seed).map_err(e)?)
                 }
             };
+            if CublasConfig::for_precision(step.precision).len() > 1 && !configs.contains_key(&step.precision) {
+                let timed = time_cublas_configs(&gpu, &cublas, &mut lt, prepared, plan).map_err(e)?;
+                configs.insert(step.precision, timed);
+            }
             let mut runner = Runner::new(&gpu, step, None).map_err(e)?;
             let launch = runner.launch_for(shape).map_err(e)?;
             let resources = runner.load(&launch).map_err(e)?.resources;
@@ -139,6 +147,10 @@ pub fn run(Args { out, steps: keys, shapes }: Args) -> Result<(), String> {
             if !passed {
                 println!("{}", verified.report(&step.id()));
             }
+            let timed = configs.get(&step.precision).cloned().unwrap_or_default();
+            let fastest = timed.iter().min_by(|a, b| a.1.median_ms.total_cmp(&b.1.median_ms));
+            let config_gflops: serde_json::Map<String, Value> =
+                timed.iter().map(|(c, t)| (c.label().to_string(), Value::from(t.gflops(&gemm)))).collect();
             runs.push(json!({
                 "step": step.id(), "precision": step.precision.label(),
                 "m": shape.m, "n": shape.n, "k": shape.k, "alpha": gemm.alpha, "beta": gemm.beta, "seed": seed,
@@ -147,6 +159,11 @@ pub fn run(Args { out, steps: keys, shapes }: Args) -> Result<(), String> {
                 "gflops": cmp.kernel.gflops(&gemm),
                 "cublas_ms": cmp.cublas.median_ms, "cublas_gflops": cmp.cublas.gflops(&gemm),
                 "pct_of_cublas": 100.0 * cmp.ratio(),
+                // FP16, BF16, TF32: every cuBLAS configuration, and the kernel against the fastest.
+                "cublas_configs": config_gflops,
+                "fastest_cublas": fastest.map(|(c, _)| c.label()),
+                "fastest_cublas_gflops": fastest.map(|(_, t)| t.gflops(&gemm)),
+                "pct_of_fastest_cublas": fastest.map(|(_, t)| 100.0 * t.median_ms / cmp.kernel.median_ms),
                 "rel_err_vs_cpu": verified.vs_cpu.rel_frobenius, "rel_err_vs_cublas": verified.vs_cublas.rel_frobenius,
                 // FP16 and TF32: the error against the exact product of the unrounded FP32 inputs.
                 "rel_err_vs_exact": verified.vs_exact.as_ref().map_or(verified.vs_cpu.rel_frobenius, |x| x.rel_frobenius),

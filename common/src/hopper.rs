@@ -1,0 +1,147 @@
+//! Host side of Hopper's machinery, for step 9: tensor maps for the Tensor Memory Accelerator
+//! (`cuTensorMapEncodeTiled`), launches with thread-block clusters (`cuLaunchKernelEx`), and
+//! the pitched copies that give the TMA row pitches it can describe.
+
+use crate::device::Gpu;
+use crate::precision::Elem;
+use crate::{Error, Result};
+use cudarc::driver::CudaFunction;
+use cudarc::driver::sys;
+use std::ffi::c_void;
+
+/// A CUtensorMap: 128 opaque bytes, 64-byte aligned, passed to the kernel by value.
+pub type TensorMap = sys::CUtensorMap;
+
+/// The TMA requires every row pitch (and the base address) to be a multiple of 16 bytes.
+pub const TMA_ALIGN: usize = 16;
+
+fn tma_type(e: Elem) -> sys::CUtensorMapDataType {
+    use sys::CUtensorMapDataType as T;
+    match e {
+        Elem::F16 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        Elem::Bf16 => T::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        Elem::F32 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        Elem::F64 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+    }
+}
+
+/// A tensor map of a row-major tensor at device address `addr`: `dims` innermost first (in
+/// elements), `pitches` the byte distance between consecutive indices of every dimension but the
+/// innermost, `boxes` the tile one copy moves. The tile lands in shared memory with 128-byte
+/// swizzling (its innermost extent must be 128 bytes); elements outside the tensor read as zero.
+pub fn tensor_map(elem: Elem, addr: u64, dims: &[usize], pitches: &[usize], boxes: &[usize]) -> Result<TensorMap> {
+    let rank = dims.len();
+    if pitches.len() + 1 != rank || boxes.len() != rank || !(2..=5).contains(&rank) {
+        return Err(Error::BadInput("a tensor map needs 2 to 5 dimensions, a pitch for each but the first".into()));
+    }
+    if addr as usize % TMA_ALIGN != 0 || pitches.iter().any(|p| p % TMA_ALIGN != 0) {
+        return Err(Error::BadInput(format!(
+            "the TMA needs 16-byte aligned rows; got address {addr:#x}, pitches {pitches:?} bytes"
+        )));
+    }
+    // A dimension of 0 (K = 0) is not describable; no copy is issued then anyway.
+    let dims: Vec<u64> = dims.iter().map(|&d| d.max(1) as u64).collect();
+    let pitches: Vec<u64> = pitches.iter().map(|&p| p as u64).collect();
+    let boxes: Vec<u32> = boxes.iter().map(|&b| b as u32).collect();
+    let ones = vec![1u32; rank];
+    let mut map = std::mem::MaybeUninit::<TensorMap>::uninit();
+    // SAFETY: every array holds `rank` (pitches: rank - 1) entries; the driver checks the rest
+    // and writes the 128-byte map.
+    unsafe {
+        sys::cuTensorMapEncodeTiled(
+            map.as_mut_ptr(),
+            tma_type(elem),
+            rank as u32,
+            addr as *mut c_void,
+            dims.as_ptr(),
+            pitches.as_ptr(),
+            boxes.as_ptr(),
+            ones.as_ptr(),
+            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+        .result()
+        .map_err(|e| Error::Cuda(format!("cuTensorMapEncodeTiled (dims {dims:?}, box {boxes:?}): {e}")))?;
+        Ok(map.assume_init())
+    }
+}
+
+/// Copies `rows` rows of `row_bytes` from `src` (pitch `src_pitch`) to `dst` (pitch
+/// `dst_pitch`) on the harness stream: how a matrix whose rows the TMA cannot address gets
+/// aligned rows.
+pub fn copy_pitched(
+    gpu: &Gpu,
+    src: u64,
+    src_pitch: usize,
+    dst: u64,
+    dst_pitch: usize,
+    row_bytes: usize,
+    rows: usize,
+) -> Result<()> {
+    if rows == 0 || row_bytes == 0 {
+        return Ok(());
+    }
+    let copy = sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        srcHost: std::ptr::null(),
+        srcDevice: src,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: src_pitch,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: dst,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: dst_pitch,
+        WidthInBytes: row_bytes,
+        Height: rows,
+    };
+    // SAFETY: both regions are device allocations of at least rows * pitch bytes (callers).
+    unsafe { sys::cuMemcpy2DAsync_v2(&copy, gpu.stream.cu_stream()) }.result()?;
+    Ok(())
+}
+
+/// One kernel argument for [`launch`]: a pointer to its bytes, which must outlive the call.
+pub fn arg<T>(value: &T) -> *mut c_void {
+    value as *const T as *mut c_void
+}
+
+/// Launches `f` on the harness stream as a grid of thread-block clusters of `cluster` blocks
+/// (`cuLaunchKernelEx`), with `args` pointing to each kernel parameter in order.
+pub fn launch(
+    gpu: &Gpu,
+    f: &CudaFunction,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    smem_bytes: u32,
+    cluster: (u32, u32, u32),
+    args: &mut [*mut c_void],
+) -> Result<()> {
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim =
+        sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x: cluster.0, y: cluster.1, z: cluster.2 };
+    let config = sys::CUlaunchConfig {
+        gridDimX: grid.0,
+        gridDimY: grid.1,
+        gridDimZ: grid.2,
+        blockDimX: block.0,
+        blockDimY: block.1,
+        blockDimZ: block.2,
+        sharedMemBytes: smem_bytes,
+        hStream: gpu.stream.cu_stream(),
+        attrs: &mut attr,
+        numAttrs: 1,
+    };
+    // SAFETY: `args` has one pointer per kernel parameter, each to a live value of its type
+    // (the caller's contract); the function belongs to this context.
+    unsafe { sys::cuLaunchKernelEx(&config, f.cu_function(), args.as_mut_ptr(), std::ptr::null_mut()) }
+        .result()
+        .map_err(|e| Error::Cuda(format!("cluster launch of {grid:?} blocks in clusters of {cluster:?}: {e}")))?;
+    Ok(())
+}

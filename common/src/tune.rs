@@ -1,0 +1,74 @@
+//! The tile tuners of the tensor-core steps (`examples/tune.rs`): every candidate launch of a
+//! step, verified and then timed against cuBLAS in the same precision, one table row each.
+
+use crate::device::Gpu;
+use crate::measure::{Prepared, TimingPlan, compare_prepared};
+use crate::reference::Cublas;
+use crate::step::{Launch, Runner, Step};
+use crate::{Gemm, Precision, Result, Shape, data};
+
+/// One launch geometry to try, and how the table names it.
+pub struct Candidate {
+    pub label: String,
+    pub launch: Box<dyn Fn(&Shape) -> Launch>,
+}
+
+impl Candidate {
+    pub fn new(label: impl Into<String>, launch: impl Fn(&Shape) -> Launch + 'static) -> Candidate {
+        Candidate { label: label.into(), launch: Box::new(launch) }
+    }
+}
+
+/// Runs every candidate of every precision in `variants` (or only `only`) at `shape` and prints
+/// a Markdown table; a candidate that does not compile or verify gets its row and no time.
+pub fn run(
+    variants: &[Step],
+    shape: Shape,
+    only: Option<Precision>,
+    candidates: impl Fn(Precision) -> Vec<Candidate>,
+) -> Result<()> {
+    let gpu = Gpu::shared()?;
+    let cublas = Cublas::new(&gpu)?;
+    let name = variants.first().map_or("", |s| s.name);
+    println!("{name} tiles on {} at {shape}", gpu.describe());
+    println!("| precision | candidate | regs | smem (B) | GFLOP/s | % of cuBLAS | check |");
+    println!("|---|---|---:|---:|---:|---:|---|");
+    let gemm = Gemm::new(shape, 1.0, 0.0);
+    for step in variants.iter().filter(|s| only.is_none_or(|p| p == s.precision)) {
+        let p = step.precision;
+        let prepared = Prepared::new(&gpu, &cublas, &gemm, p, data::fresh_seed())?;
+        for c in candidates(p) {
+            let launch = (c.launch)(&shape);
+            let row = format!("| {p} | {} |", c.label);
+            let mut runner = Runner::new(&gpu, step, None)?.with_launch(c.launch);
+            let resources = match runner.load(&launch) {
+                Ok(l) => l.resources,
+                Err(e) => {
+                    println!("{row} - | - | - | - | {} |", e.to_string().lines().next().unwrap_or(""));
+                    continue;
+                }
+            };
+            let verified = match prepared.check(&mut runner) {
+                Ok(v) => v,
+                Err(e) => {
+                    println!("{row} {} | {} | - | - | {e} |", resources.registers, launch.dynamic_smem_bytes);
+                    return Err(e);
+                }
+            };
+            if !verified.passed() {
+                println!("{row} {} | {} | - | - | FAILED |", resources.registers, launch.dynamic_smem_bytes);
+                continue;
+            }
+            let cmp = compare_prepared(&mut runner, &cublas, &prepared, TimingPlan::default())?;
+            println!(
+                "{row} {} | {} | {:.0} | {:.1}% | ok ({} B spilled) |",
+                resources.registers,
+                launch.dynamic_smem_bytes,
+                cmp.kernel.gflops(&gemm),
+                100.0 * cmp.ratio(),
+                resources.spills()
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,176 @@
+//! Step 9: Hopper's own GEMM: the Tensor Memory Accelerator moves tiles (described by tensor
+//! maps, completing on mbarriers), a warpgroup multiplies them with `wgmma` straight from shared
+//! memory, a producer warpgroup feeds consumer warpgroups, and blocks of a cluster share B tiles
+//! by TMA multicast. FP16, BF16, TF32 and 3xTF32; sm_90a only.
+
+use common::hopper::{self, TMA_ALIGN, arg, copy_pitched, tensor_map};
+use common::step::HostCall;
+use common::{Launch, Precision, Result, Shape, Step, ceil_div, kernel_source};
+
+/// Block tile, pipeline depth and cluster, passed to the kernel as compile-time defines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tiles {
+    /// C tile of a block: BM rows (64 per consumer warpgroup) by BN columns (one wgmma's N).
+    pub bm: usize,
+    pub bn: usize,
+    /// Buffers in the ring between the producer and the consumers.
+    pub stages: usize,
+    /// Blocks per cluster, along M: they share each B tile (TMA multicast).
+    pub cluster: usize,
+}
+
+// ANCHOR: tiles
+/// The tiles per precision (chosen with `examples/tune.rs`, see notes/step09.md): two consumer
+/// warpgroups of 64 x 256 and two blocks per cluster; 3xTF32 keeps two B planes per stage, so
+/// its tiles are 128 wide.
+pub const fn tiles(p: Precision) -> Tiles {
+    match p {
+        Precision::Tf32x3 => Tiles { bm: 128, bn: 128, stages: 4, cluster: 2 },
+        _ => Tiles { bm: 128, bn: 256, stages: 4, cluster: 2 },
+    }
+}
+// ANCHOR_END: tiles
+
+/// The kernel's name for each precision (its `PREC` define).
+pub const fn prec_code(p: Precision) -> i64 {
+    match p {
+        Precision::F16 => 1,
+        Precision::Bf16 => 2,
+        Precision::Tf32 => 3,
+        Precision::Tf32x3 => 5,
+        _ => 0,
+    }
+}
+
+/// Bytes of one ring buffer: an A tile (BM rows of 128 bytes) and a B tile (BN x BK, twice for 3xTF32).
+pub fn stage_bytes(p: Precision, t: Tiles) -> usize {
+    let planes = if p == Precision::Tf32x3 { 2 } else { 1 };
+    128 * (t.bm + t.bn * planes)
+}
+
+// ANCHOR: launch
+/// One block per BM x BN tile of C, the rows of blocks rounded up to whole clusters; 128 threads
+/// per consumer warpgroup plus the producer's 128. BK: one 128-byte row of K. EDGE = 0 when the
+/// tiles (and clusters) divide M and N; VEC: rows of C are 8-byte aligned (N even).
+pub fn launch_with(s: &Shape, p: Precision, t: Tiles) -> Launch {
+    let bk = 128 / p.input().bytes();
+    let rows = ceil_div(ceil_div(s.m, t.bm), t.cluster) * t.cluster;
+    let edge = !(s.m % (t.bm * t.cluster) == 0 && s.n % t.bn == 0);
+    let threads = 128 * (t.bm / 64 + 1) as u32;
+    let mut launch = Launch::new((ceil_div(s.n, t.bn), rows, 1), (threads, 1, 1))
+        .define("PREC", prec_code(p))
+        .define("BM", t.bm as i64)
+        .define("BN", t.bn as i64)
+        .define("BK", bk as i64)
+        .define("STAGES", t.stages as i64)
+        .define("CLUSTER", t.cluster as i64)
+        .define("VEC", (s.n % 2 == 0) as i64)
+        .define("EDGE", edge as i64);
+    // The ring, and 1 KiB to align it to the swizzle's 1024-byte period.
+    launch.dynamic_smem_bytes = (t.stages * stage_bytes(p, t) + 1024) as u32;
+    launch
+}
+// ANCHOR_END: launch
+
+fn define(launch: &Launch, name: &str) -> usize {
+    launch.defines.iter().find(|(n, _)| *n == name).map_or(0, |&(_, v)| v as usize)
+}
+
+// ANCHOR: host
+/// One GEMM: tensor maps for A and B, then the cluster launch of `sgemm`. A matrix whose rows
+/// the TMA cannot address (a row pitch not a multiple of 16 bytes: K or N not a multiple of 8
+/// halves or 4 floats) is first copied to a buffer with padded rows. TF32 and 3xTF32 first
+/// write B^T (rounded to TF32; and its small parts) with `prepare_b`: wgmma reads 32-bit
+/// operands K-major only.
+fn run(call: &mut HostCall<'_>) -> Result<()> {
+    let (p, gpu, launch) = (call.step.precision, call.gpu, call.launch);
+    let Shape { m, n, k } = call.gemm.shape;
+    let elem = p.input();
+    let w = elem.bytes();
+    let (bm, bn, bk, cluster) =
+        (define(launch, "BM"), define(launch, "BN"), define(launch, "BK"), define(launch, "CLUSTER"));
+    // Elements in a row of `len` rounded up to 16 bytes (at least one: K = 0 reads nothing, but
+    // a tensor map still needs a pitch).
+    let aligned = |len: usize| len.max(1).div_ceil(TMA_ALIGN / w) * (TMA_ALIGN / w);
+
+    // A, K-major as it is: rows of K elements.
+    let (mut a_ptr, mut a_pitch) = (call.a.ptr(gpu), if k == 0 { TMA_ALIGN } else { k * w });
+    if a_pitch % TMA_ALIGN != 0 {
+        let pitch = aligned(k) * w;
+        let copy = call.workspace.buffer(gpu, "A with aligned rows", pitch * m)?;
+        copy_pitched(gpu, a_ptr, a_pitch, copy, pitch, k * w, m)?;
+        (a_ptr, a_pitch) = (copy, pitch);
+    }
+    let tm_a = tensor_map(elem, a_ptr, &[k, m], &[a_pitch], &[bk, bm])?;
+
+    let tm_b = if matches!(p, Precision::F16 | Precision::Bf16) {
+        // B, N-major as it is: boxes of 64 columns (128 bytes) by BK rows.
+        let (mut b_ptr, mut b_pitch) = (call.b.ptr(gpu), n * w);
+        if b_pitch % TMA_ALIGN != 0 {
+            let pitch = aligned(n) * w;
+            let copy = call.workspace.buffer(gpu, "B with aligned rows", pitch * k)?;
+            copy_pitched(gpu, b_ptr, b_pitch, copy, pitch, n * w, k)?;
+            (b_ptr, b_pitch) = (copy, pitch);
+        }
+        tensor_map(elem, b_ptr, &[n, k], &[b_pitch], &[64, bk])?
+    } else {
+        // B^T, K-major, in one (TF32) or two (3xTF32: big, small) planes of N rows.
+        let planes = if p == Precision::Tf32x3 { 2 } else { 1 };
+        let ldt = aligned(k);
+        let bt = call.workspace.buffer(gpu, "B^T", ldt * n * planes * w)?;
+        if k > 0 {
+            let prepare = call.loaded.module.load_function("prepare_b")?;
+            let (ki, ni, ldti) = (k as i32, n as i32, ldt as i32);
+            let b_ptr = call.b.ptr(gpu);
+            let mut args = [arg(&ki), arg(&ni), arg(&b_ptr), arg(&bt), arg(&ldti)];
+            let grid = (ceil_div(n, 32) as u32, ceil_div(k, 32) as u32, 1);
+            hopper::launch(gpu, &prepare, grid, (256, 1, 1), 0, (1, 1, 1), &mut args)?;
+        }
+        if planes == 1 {
+            tensor_map(elem, bt, &[k, n], &[ldt * w], &[bk, bn / cluster])?
+        } else {
+            tensor_map(elem, bt, &[k, n, planes], &[ldt * w, ldt * n * w], &[bk, bn / cluster, 1])?
+        }
+    };
+
+    let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+    let (alpha, beta, c) = (call.gemm.alpha, call.gemm.beta, call.c.ptr(gpu));
+    let mut args = [arg(&mi), arg(&ni), arg(&ki), arg(&alpha), arg(&tm_a), arg(&tm_b), arg(&beta), arg(&c)];
+    let f = &call.loaded.function;
+    hopper::launch(gpu, f, launch.grid, launch.block, launch.dynamic_smem_bytes, (1, cluster as u32, 1), &mut args)
+}
+// ANCHOR_END: host
+
+fn launch_fp16(s: &Shape) -> Launch {
+    launch_with(s, Precision::F16, tiles(Precision::F16))
+}
+fn launch_bf16(s: &Shape) -> Launch {
+    launch_with(s, Precision::Bf16, tiles(Precision::Bf16))
+}
+fn launch_tf32(s: &Shape) -> Launch {
+    launch_with(s, Precision::Tf32, tiles(Precision::Tf32))
+}
+fn launch_3xtf32(s: &Shape) -> Launch {
+    launch_with(s, Precision::Tf32x3, tiles(Precision::Tf32x3))
+}
+
+const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
+    Step {
+        name: "step09-wgmma-tma",
+        idea: "the TMA moves tiles, warpgroups multiply them with wgmma; producer and consumer warps, clusters",
+        kernel: kernel_source!("src/kernel.cu"),
+        launch,
+        min_cc: (9, 0),
+        precision,
+        arch: Some("sm_90a"),
+        host: Some(run),
+    }
+}
+
+pub const FP16: Step = variant(Precision::F16, launch_fp16);
+pub const BF16: Step = variant(Precision::Bf16, launch_bf16);
+pub const TF32: Step = variant(Precision::Tf32, launch_tf32);
+pub const TF32X3: Step = variant(Precision::Tf32x3, launch_3xtf32);
+
+/// The four precisions of this step, FP16 first (the binary's default).
+pub const VARIANTS: [Step; 4] = [FP16, BF16, TF32, TF32X3];
