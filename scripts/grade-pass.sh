@@ -31,8 +31,12 @@ grade() { # label, step, file
   echo "| $step | $label | ${corr:--} | ${speed:--} | ${total:--} | ${fail:-none} |" | tee -a "$table"
 }
 if has refs; then
-  for s in 01 02 03 04 05 06; do grade "reference-step$s" "$s" "$(ls -d step$s-*)/src/kernel.cu"; done
+  for s in ${REF_STEPS:-01 02 03 04 05 06}; do grade "reference-step$s" "$s" "$(ls -d step$s-*)/src/kernel.cu"; done
   for p in fp16 tf32 fp64; do grade "reference-step07-$p" "step07-wmma-$p" step07-wmma/src/kernel.cu; done
+  for p in fp16 bf16 tf32 fp64 3xtf32; do
+    grade "reference-step08-$p" "step08-mma-ldmatrix-$p" step08-mma-ldmatrix/src/kernel.cu
+  done
+  for p in fp16 bf16 tf32 3xtf32; do grade "reference-step09-$p" "step09-wgmma-tma-$p" step09-wgmma-tma/src/kernel.cu; done
 fi
 if has skeletons; then
   for f in "$skel"/step*.cu; do

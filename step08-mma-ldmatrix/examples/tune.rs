@@ -29,9 +29,9 @@ fn candidates(p: Precision) -> Vec<Candidate> {
             v.push(Tiles { bn: 256, stages: 2, min_blocks: 1, ..base });
         }
         Precision::Tf32x3 => {
-            v.push(Tiles { bm: 64, wm: 32, min_blocks: 2, ..base });
-            v.push(Tiles { wm: 32, wn: 64, ..base });
-            v.push(Tiles { bn: 256, wn: 64, ..base });
+            v.push(Tiles { bm: 128, bn: 128, wm: 64, wn: 32, ..base });
+            v.push(Tiles { bm: 128, bn: 64, wm: 64, wn: 16, ..base });
+            v.push(Tiles { bm: 128, ..base });
         }
         _ => {
             v.push(Tiles { bn: 64, wn: 32, min_blocks: 2, ..base });

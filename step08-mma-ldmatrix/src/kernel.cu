@@ -346,17 +346,29 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
 #endif
 #pragma unroll
         for (int kk = 0; kk < BK; kk += MMA_K) {
-            FragA a[TM];
             FragB b[TN];
 #pragma unroll
-            for (int i = 0; i < TM; ++i) load_a(a[i], As, warpRow + i * MMA_M, kk, lane);
-#pragma unroll
             for (int j = 0; j < TN; j += 2) load_b(b[j], b[j + 1], Bs, kk, warpCol + j * MMA_N, lane);
+#if PREC == TF32X3
+            // 3xTF32 holds two parts of every fragment and two accumulators: one A fragment at a
+            // time keeps it within the registers.
+#pragma unroll
+            for (int i = 0; i < TM; ++i) {
+                FragA a;
+                load_a(a, As, warpRow + i * MMA_M, kk, lane);
+#pragma unroll
+                for (int j = 0; j < TN; ++j) mma(sum[i][j], a, b[j]);
+            }
+#else
+            FragA a[TM];
+#pragma unroll
+            for (int i = 0; i < TM; ++i) load_a(a[i], As, warpRow + i * MMA_M, kk, lane);
             // TM + TN fragment loads feed TM * TN mma instructions.
 #pragma unroll
             for (int i = 0; i < TM; ++i)
 #pragma unroll
                 for (int j = 0; j < TN; ++j) mma(sum[i][j], a[i], b[j]);
+#endif
         }
 #if PREC == TF32X3
 #pragma unroll

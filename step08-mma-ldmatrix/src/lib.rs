@@ -29,9 +29,11 @@ pub const fn tiles(p: Precision) -> Tiles {
         Precision::F16 | Precision::Bf16 => {
             Tiles { bm: 128, bn: 256, bk: 64, wm: 64, wn: 64, stages: 3, min_blocks: 1 }
         }
-        Precision::Tf32 => Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 64, stages: 3, min_blocks: 2 },
-        // Twice the fragments in registers (big and small parts): narrower warp tiles.
-        Precision::Tf32x3 => Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 32, stages: 2, min_blocks: 1 },
+        Precision::Tf32 => Tiles { bm: 128, bn: 256, bk: 32, wm: 64, wn: 64, stages: 2, min_blocks: 1 },
+        // Twice the fragments (big and small parts) and two accumulators (a K-tile's products, and
+        // the FP32 sum of the tiles) in registers: 32 x 32 warp tiles, the largest that never
+        // spill on sm_80 or sm_90.
+        Precision::Tf32x3 => Tiles { bm: 64, bn: 128, bk: 32, wm: 32, wn: 32, stages: 2, min_blocks: 1 },
         Precision::F64 | Precision::F32 => Tiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, stages: 2, min_blocks: 1 },
     }
 }

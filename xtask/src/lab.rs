@@ -426,7 +426,7 @@ pub fn grade(GradeArgs { step, file, hidden, json: json_out, timeout, perf_shape
         .collect();
     let mut compile_error = None;
     for (_, g) in &all {
-        if let Err(e) = compile(&source, &(step.launch)(&g.shape).defines, &gpu.arch()) {
+        if let Err(e) = compile(&source, &(step.launch)(&g.shape).defines, &step.target(gpu.cc)) {
             compile_error = Some(e.to_string());
             break;
         }

@@ -132,8 +132,13 @@ pub fn run(Args { out, steps: keys, shapes }: Args) -> Result<(), String> {
             sync(&gpu, step.name).map_err(e)?;
             let passed = verified.passed();
             failures += usize::from(!passed);
+            let timed = configs.get(&step.precision).cloned().unwrap_or_default();
+            let fastest = timed.iter().min_by(|a, b| a.1.median_ms.total_cmp(&b.1.median_ms));
+            let of_fastest = fastest.map_or(String::new(), |(_, t)| {
+                format!(" ({:.1}% of the fastest)", 100.0 * t.median_ms / cmp.kernel.median_ms)
+            });
             println!(
-                "[{:>3}/{total}] {:<26} {:<16} {:>9.3} ms {:>8.0} GFLOP/s {:>6.1}% of cuBLAS  err {:.1e}  {}  ({:.0} s)",
+                "[{:>3}/{total}] {:<26} {:<16} {:>9.3} ms {:>8.0} GFLOP/s {:>6.1}% of cuBLAS{of_fastest}  err {:.1e}  {}  ({:.0} s)",
                 si * steps.len() + ki + 1,
                 step.id(),
                 shape.to_string(),
@@ -147,8 +152,6 @@ pub fn run(Args { out, steps: keys, shapes }: Args) -> Result<(), String> {
             if !passed {
                 println!("{}", verified.report(&step.id()));
             }
-            let timed = configs.get(&step.precision).cloned().unwrap_or_default();
-            let fastest = timed.iter().min_by(|a, b| a.1.median_ms.total_cmp(&b.1.median_ms));
             let config_gflops: serde_json::Map<String, Value> =
                 timed.iter().map(|(c, t)| (c.label().to_string(), Value::from(t.gflops(&gemm)))).collect();
             runs.push(json!({
