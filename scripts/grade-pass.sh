@@ -14,12 +14,14 @@ xtask=$bundle/bin/xtask
 hidden=labs/hidden-example.txt
 has() { [[ " $parts " == *" $1 "* ]]; }
 table=$out/cards.md
-echo "| step | kernel | correctness | speed | total | first failure |" > "$table"
-echo "|---|---|---:|---:|---:|---|" >> "$table"
+echo "| step | kernel | correctness | speed | total | grading time (s) | first failure |" > "$table"
+echo "|---|---|---:|---:|---:|---:|---|" >> "$table"
 grade() { # label, step, file
   local label=$1 step=$2 file=$3
+  local start; start=$(date +%s%N)
   "$xtask" grade "$step" "$file" --hidden "$hidden" --timeout 10 --perf-shape "${PERF_SHAPE:-2048}" \
     --json "$out/$label.json" > "$out/$label.log" 2>&1
+  local secs=$(( ($(date +%s%N) - start) / 100000000 )); secs="$((secs / 10)).$((secs % 10))"
   local card
   card=$(sed -n '/^score card/,$p' "$out/$label.log")
   local corr speed total fail
@@ -28,7 +30,7 @@ grade() { # label, step, file
   total=$(echo "$card" | grep -oE 'total: [0-9.]+' | grep -oE '[0-9.]+$')
   fail=$(grep -m1 -E '^FAIL' "$out/$label.log" | cut -c1-150 | tr '|' '/')
   [ -n "$card" ] || fail="no score card: $(tail -1 "$out/$label.log" | cut -c1-150)"
-  echo "| $step | $label | ${corr:--} | ${speed:--} | ${total:--} | ${fail:-none} |" | tee -a "$table"
+  echo "| $step | $label | ${corr:--} | ${speed:--} | ${total:--} | $secs | ${fail:-none} |" | tee -a "$table"
 }
 if has refs; then
   for s in ${REF_STEPS:-01 02 03 04 05 06}; do grade "reference-step$s" "$s" "$(ls -d step$s-*)/src/kernel.cu"; done
