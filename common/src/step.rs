@@ -61,6 +61,8 @@ pub struct HostCall<'a> {
 #[derive(Default)]
 pub struct Workspace {
     buffers: HashMap<&'static str, CudaSlice<u8>>,
+    /// Host-side descriptors (step 9's tensor maps) by what they were made from.
+    descriptors: HashMap<Vec<u64>, Box<[u8]>>,
 }
 
 impl Workspace {
@@ -71,6 +73,21 @@ impl Workspace {
             self.buffers.insert(name, alloc(gpu, bytes)?);
         }
         Ok(self.buffers[name].device_ptr(&gpu.stream).0)
+    }
+
+    /// A descriptor made by `make` from the values in `key`, made once and then reused: a tensor
+    /// map costs microseconds of host time, which a timed run of a small GEMM would feel.
+    pub fn descriptor<T: Copy>(&mut self, key: Vec<u64>, make: impl FnOnce() -> Result<T>) -> Result<T> {
+        if !self.descriptors.contains_key(&key) {
+            let value = make()?;
+            // SAFETY: T is plain data (Copy); its bytes are stored and read back as a T.
+            let bytes =
+                unsafe { std::slice::from_raw_parts(&value as *const T as *const u8, std::mem::size_of::<T>()) };
+            self.descriptors.insert(key.clone(), bytes.into());
+        }
+        let bytes = &self.descriptors[&key];
+        // SAFETY: the bytes were written from a T above (the key space belongs to one T per caller).
+        Ok(unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const T) })
     }
 }
 

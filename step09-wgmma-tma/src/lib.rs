@@ -101,7 +101,9 @@ fn run(call: &mut HostCall<'_>) -> Result<()> {
         copy_pitched(gpu, a_ptr, a_pitch, copy, pitch, k * w, m)?;
         (a_ptr, a_pitch) = (copy, pitch);
     }
-    let tm_a = tensor_map(elem, a_ptr, &[k, m], &[a_pitch], &[bk, bm])?;
+    // Tensor maps are made once per buffer and shape and then reused (cuBLAS keeps its plans too).
+    let key = |what: u64, ptr: u64| vec![what, ptr, m as u64, n as u64, k as u64, bm as u64, bn as u64, cluster as u64];
+    let tm_a = call.workspace.descriptor(key(0, a_ptr), || tensor_map(elem, a_ptr, &[k, m], &[a_pitch], &[bk, bm]))?;
 
     let tm_b = if matches!(p, Precision::F16 | Precision::Bf16) {
         // B, N-major as it is: boxes of 64 columns (128 bytes) by BK rows.
@@ -112,7 +114,7 @@ fn run(call: &mut HostCall<'_>) -> Result<()> {
             copy_pitched(gpu, b_ptr, b_pitch, copy, pitch, n * w, k)?;
             (b_ptr, b_pitch) = (copy, pitch);
         }
-        tensor_map(elem, b_ptr, &[n, k], &[b_pitch], &[64, bk])?
+        call.workspace.descriptor(key(1, b_ptr), || tensor_map(elem, b_ptr, &[n, k], &[b_pitch], &[64, bk]))?
     } else {
         // B^T, K-major, in one (TF32) or two (3xTF32: big, small) planes of N rows.
         let planes = if p == Precision::Tf32x3 { 2 } else { 1 };
@@ -126,11 +128,13 @@ fn run(call: &mut HostCall<'_>) -> Result<()> {
             let grid = (ceil_div(n, 32) as u32, ceil_div(k, 32) as u32, 1);
             hopper::launch(gpu, &prepare, grid, (256, 1, 1), 0, (1, 1, 1), &mut args)?;
         }
-        if planes == 1 {
-            tensor_map(elem, bt, &[k, n], &[ldt * w], &[bk, bn / cluster])?
-        } else {
-            tensor_map(elem, bt, &[k, n, planes], &[ldt * w, ldt * n * w], &[bk, bn / cluster, 1])?
-        }
+        call.workspace.descriptor(key(2, bt), || {
+            if planes == 1 {
+                tensor_map(elem, bt, &[k, n], &[ldt * w], &[bk, bn / cluster])
+            } else {
+                tensor_map(elem, bt, &[k, n, planes], &[ldt * w, ldt * n * w], &[bk, bn / cluster, 1])
+            }
+        })?
     };
 
     let (mi, ni, ki) = (m as i32, n as i32, k as i32);
