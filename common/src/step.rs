@@ -39,6 +39,25 @@ pub struct Step {
     pub host: Option<HostFn>,
 }
 
+/// One `Step` per precision for a step crate that has `const fn variant(Precision, fn(&Shape) ->
+/// Launch) -> Step` and `fn launch_with(&Shape, Precision, Tiles) -> Launch` with `const fn
+/// tiles(Precision) -> Tiles`: `precision_steps! { FP16 = F16, TF32 = Tf32 }` defines the consts
+/// `FP16` and `TF32`, each launching with its precision's tiles.
+#[macro_export]
+macro_rules! precision_steps {
+    ($($(#[$doc:meta])* $name:ident = $p:ident),* $(,)?) => {
+        $(
+            $(#[$doc])*
+            pub const $name: $crate::Step = variant($crate::Precision::$p, {
+                fn launch(s: &$crate::Shape) -> $crate::Launch {
+                    launch_with(s, $crate::Precision::$p, tiles($crate::Precision::$p))
+                }
+                launch
+            });
+        )*
+    };
+}
+
 /// A step's own host code for one GEMM (see [`Step::host`]).
 pub type HostFn = fn(&mut HostCall<'_>) -> Result<()>;
 
@@ -151,6 +170,23 @@ impl Launch {
         }
         Ok(())
     }
+}
+
+/// Block, warp and pipeline shape of the warp-tiled tensor-core steps (7 and 8), passed to the
+/// kernel as compile-time defines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tiles {
+    /// C tile of a block, BM x BN, and the depth in K of one pipeline stage.
+    pub bm: usize,
+    pub bn: usize,
+    pub bk: usize,
+    /// C tile of a warp, WM x WN: a grid of the step's fragments or mma tiles.
+    pub wm: usize,
+    pub wn: usize,
+    /// K-tiles in flight: one computing, STAGES-1 loading.
+    pub stages: usize,
+    /// Blocks per SM the compiler must leave registers for (`__launch_bounds__`).
+    pub min_blocks: usize,
 }
 
 /// ceil(a / b), the number of tiles of size `b` that cover `a`.

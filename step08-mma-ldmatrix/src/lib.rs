@@ -4,21 +4,7 @@
 
 use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
 
-/// Block, warp and pipeline shape, passed to the kernel as compile-time defines.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tiles {
-    /// C tile of a block, BM x BN, and the depth in K of one pipeline stage.
-    pub bm: usize,
-    pub bn: usize,
-    pub bk: usize,
-    /// C tile of a warp, WM x WN: (WM/16) x (WN/8) mma tiles.
-    pub wm: usize,
-    pub wn: usize,
-    /// K-tiles in flight: one computing, STAGES-1 loading.
-    pub stages: usize,
-    /// Blocks per SM the compiler must leave registers for (`__launch_bounds__`).
-    pub min_blocks: usize,
-}
+pub use common::step::Tiles;
 
 // ANCHOR: tiles
 /// The tiles per precision (chosen with `examples/tune.rs`, see notes/step08.md). Every row of
@@ -77,22 +63,6 @@ pub fn launch_with(s: &Shape, p: Precision, t: Tiles) -> Launch {
 }
 // ANCHOR_END: launch
 
-fn launch_fp16(s: &Shape) -> Launch {
-    launch_with(s, Precision::F16, tiles(Precision::F16))
-}
-fn launch_bf16(s: &Shape) -> Launch {
-    launch_with(s, Precision::Bf16, tiles(Precision::Bf16))
-}
-fn launch_tf32(s: &Shape) -> Launch {
-    launch_with(s, Precision::Tf32, tiles(Precision::Tf32))
-}
-fn launch_fp64(s: &Shape) -> Launch {
-    launch_with(s, Precision::F64, tiles(Precision::F64))
-}
-fn launch_3xtf32(s: &Shape) -> Launch {
-    launch_with(s, Precision::Tf32x3, tiles(Precision::Tf32x3))
-}
-
 const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
     Step {
         name: "step08-mma-ldmatrix",
@@ -108,11 +78,13 @@ const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
     }
 }
 
-pub const FP16: Step = variant(Precision::F16, launch_fp16);
-pub const BF16: Step = variant(Precision::Bf16, launch_bf16);
-pub const TF32: Step = variant(Precision::Tf32, launch_tf32);
-pub const FP64: Step = variant(Precision::F64, launch_fp64);
-pub const TF32X3: Step = variant(Precision::Tf32x3, launch_3xtf32);
+common::precision_steps! {
+    FP16 = F16,
+    BF16 = Bf16,
+    TF32 = Tf32,
+    FP64 = F64,
+    TF32X3 = Tf32x3,
+}
 
 /// The five precisions of this step, FP16 first (the binary's default).
 pub const VARIANTS: [Step; 5] = [FP16, BF16, TF32, FP64, TF32X3];

@@ -145,19 +145,6 @@ fn run(call: &mut HostCall<'_>) -> Result<()> {
 }
 // ANCHOR_END: host
 
-fn launch_fp16(s: &Shape) -> Launch {
-    launch_with(s, Precision::F16, tiles(Precision::F16))
-}
-fn launch_bf16(s: &Shape) -> Launch {
-    launch_with(s, Precision::Bf16, tiles(Precision::Bf16))
-}
-fn launch_tf32(s: &Shape) -> Launch {
-    launch_with(s, Precision::Tf32, tiles(Precision::Tf32))
-}
-fn launch_3xtf32(s: &Shape) -> Launch {
-    launch_with(s, Precision::Tf32x3, tiles(Precision::Tf32x3))
-}
-
 const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
     Step {
         name: "step09-wgmma-tma",
@@ -171,10 +158,12 @@ const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
     }
 }
 
-pub const FP16: Step = variant(Precision::F16, launch_fp16);
-pub const BF16: Step = variant(Precision::Bf16, launch_bf16);
-pub const TF32: Step = variant(Precision::Tf32, launch_tf32);
-pub const TF32X3: Step = variant(Precision::Tf32x3, launch_3xtf32);
+common::precision_steps! {
+    FP16 = F16,
+    BF16 = Bf16,
+    TF32 = Tf32,
+    TF32X3 = Tf32x3,
+}
 
 /// The four precisions of this step, FP16 first (the binary's default).
 pub const VARIANTS: [Step; 4] = [FP16, BF16, TF32, TF32X3];

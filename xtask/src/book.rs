@@ -179,23 +179,27 @@ fn ladder(r: &Results) -> String {
     s
 }
 
-/// Step 7 in every precision at the large squares and the MLP shape: its rate against cuBLAS in
-/// the same precision and against cuBLAS SGEMM (the FP32 steps' reference, same sweep), and what
-/// each precision costs in accuracy.
+/// The tensor-core steps (7-9) in every precision at the large squares and the MLP shape: their
+/// rate against cuBLAS in the same precision (and, for FP16, BF16 and TF32, against the fastest
+/// cuBLAS configuration measured in the same sweep) and against cuBLAS SGEMM (the FP32 steps'
+/// reference; 3xTF32's own reference), and what each precision costs in accuracy.
 fn tensor(r: &Results) -> String {
     let mut s = String::from(
-        "| precision | shape | time (ms) | TFLOP/s | cuBLAS, same precision (TFLOP/s) | % of cuBLAS | x cuBLAS SGEMM | \
-         error vs float64 of the rounded inputs | error vs exact FP32 product | registers | shared memory (B) | spills (B) |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| step | precision | shape | time (ms) | TFLOP/s | cuBLAS, same precision (TFLOP/s) | % of cuBLAS | \
+         % of the fastest cuBLAS | x cuBLAS SGEMM | error vs float64 of the rounded inputs | error vs exact FP32 product | \
+         registers | shared memory (B) | spills (B) |\n\
+         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let sgemm = |shape| r.sgemm_run(shape).map(|x| f(&x["cublas_gflops"]));
     for (id, p) in r.tensor_steps() {
         for shape in [(1024, 1024, 1024), (2048, 2048, 2048), HEADLINE, (8192, 8192, 8192), (4096, 11008, 4096)] {
             let Some(x) = r.run(&id, shape) else { continue };
             let vs_sgemm = sgemm(shape).map_or("-".to_string(), |g| format!("{:.1}x", f(&x["gflops"]) / g));
+            let fastest = x["pct_of_fastest_cublas"].as_f64().map_or("-".to_string(), |v| format!("{v:.1}%"));
             let _ = writeln!(
                 s,
-                "| {p} | {} | {:.3} | {:.1} | {:.1} | {:.1}% | {vs_sgemm} | {:.1e} | {:.1e} | {} | {} | {} |",
+                "| {} | {p} | {} | {:.3} | {:.1} | {:.1} | {:.1}% | {fastest} | {vs_sgemm} | {:.1e} | {:.1e} | {} | {} | {} |",
+                number(&id),
                 shape_name(shape),
                 f(&x["time_ms"]),
                 f(&x["gflops"]) / 1e3,
@@ -210,7 +214,9 @@ fn tensor(r: &Results) -> String {
         }
     }
     s += "\nErrors are relative Frobenius norms (alpha 1, beta 0; sampled rows at the largest shapes). \
-          FP64's error vs the exact product is its error vs float64.\n";
+          FP64's and 3xTF32's error vs the exact product is their error vs float64. 3xTF32's cuBLAS is SGEMM \
+          (TF32 off). The fastest cuBLAS is the fastest of cublasGemmEx, cublasLt with a 32 MiB workspace and \
+          its heuristic's first algorithm, and (FP16, BF16) cublasLt writing a 16-bit C.\n";
     s
 }
 
@@ -312,12 +318,13 @@ fn readme_table(r: &Results) -> String {
             let _ = writeln!(s, "{row} {cublas:.0} |");
         }
     }
-    if !r.tensor_steps().is_empty() {
-        let _ = write!(
-            s,
-            "\nStep 7 on tensor cores, same sweep, against cuBLAS in the same precision. {}",
-            tensor_readme_line(r)
-        );
+    let mut names: Vec<&str> = steps::ALL.iter().filter(|s| s.precision != Precision::F32).map(|s| s.name).collect();
+    names.dedup();
+    if !names.is_empty() {
+        s += "\nThe tensor-core steps, same sweep, against cuBLAS in the same precision (3xTF32: against cuBLAS SGEMM):\n";
+    }
+    for name in names {
+        let _ = write!(s, "\n- step{}: {}", number(name), tensor_readme_line(r, name));
     }
     s
 }
@@ -344,19 +351,30 @@ fn step_readme_line(r: &Results, step: &str) -> String {
     )
 }
 
-/// One sentence for step 7's README: each precision at 4096³ against cuBLAS in that precision.
-fn tensor_readme_line(r: &Results) -> String {
+/// One sentence for a tensor-core step's README: each precision at 4096³ against cuBLAS in that
+/// precision (and the fastest cuBLAS configuration, where more than one was measured).
+fn tensor_readme_line(r: &Results, name: &str) -> String {
     let parts: Vec<String> = r
         .tensor_steps()
         .iter()
+        .filter(|(id, _)| id.starts_with(name))
         .filter_map(|(id, p)| {
             r.run(id, HEADLINE).map(|x| {
-                format!("{p} {:.1} TFLOP/s ({:.1}% of cuBLAS {p})", f(&x["gflops"]) / 1e3, f(&x["pct_of_cublas"]))
+                let reference =
+                    if *p == Precision::Tf32x3 { "cuBLAS SGEMM".to_string() } else { format!("cuBLAS {p}") };
+                let fastest = x["pct_of_fastest_cublas"]
+                    .as_f64()
+                    .map_or(String::new(), |v| format!(", {v:.1}% of the fastest cuBLAS"));
+                format!(
+                    "{p} {:.1} TFLOP/s ({:.1}% of {reference}{fastest})",
+                    f(&x["gflops"]) / 1e3,
+                    f(&x["pct_of_cublas"])
+                )
             })
         })
         .collect();
     format!(
-        "On one {} ({} sweep, `results/{}.json`), at 4096³: {}.\n",
+        "on one {} ({} sweep, `results/{}.json`), at 4096³: {}.\n",
         r.gpu("name").as_str().unwrap_or("?"),
         r.doc["date"].as_str().unwrap_or("?"),
         r.slug,
@@ -381,13 +399,13 @@ pub fn readmes(root: &Path, all: &[Results]) -> Vec<(PathBuf, String)> {
     if let Some(text) = std::fs::read_to_string(&readme).ok().and_then(|t| fill(&t, "results", &readme_table(r))) {
         out.push((readme, text));
     }
-    let tensor = r.tensor_steps();
-    if let Some((id, _)) = tensor.first() {
-        let name = steps::find(id).map_or("", |s| s.name);
+    let mut tensor: Vec<&str> = steps::ALL.iter().filter(|s| s.precision != Precision::F32).map(|s| s.name).collect();
+    tensor.dedup();
+    for name in tensor {
         let path = root.join(name).join("README.md");
-        if let Some(text) =
-            std::fs::read_to_string(&path).ok().and_then(|t| fill(&t, "measured", &tensor_readme_line(r)))
-        {
+        let line = tensor_readme_line(r, name);
+        let line = format!("{}{}", line[..1].to_uppercase(), &line[1..]);
+        if let Some(text) = std::fs::read_to_string(&path).ok().and_then(|t| fill(&t, "measured", &line)) {
             out.push((path, text));
         }
     }
