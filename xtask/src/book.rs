@@ -476,6 +476,26 @@ pub fn broken_includes(book_src: &Path) -> Vec<String> {
     problems
 }
 
+/// Files under `generated` that `files` (paths relative to it) no longer contains: the output of
+/// a diagram or a step that is gone.
+fn orphans(generated: &Path, files: &BTreeMap<String, String>) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() { walk(&p, out) } else { out.push(p) }
+        }
+    }
+    let mut all = Vec::new();
+    walk(generated, &mut all);
+    all.into_iter()
+        .filter(|p| {
+            p.strip_prefix(generated).is_ok_and(|rel| !files.contains_key(&rel.to_string_lossy().replace('\\', "/")))
+        })
+        .collect()
+}
+
 fn collect_md(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
@@ -503,6 +523,9 @@ pub fn run(check: bool) -> Result<(), String> {
                 problems.push(format!("{} is stale: run `cargo xtask book`", path.display()));
             }
         }
+        for path in orphans(&generated, &files) {
+            problems.push(format!("{} is no longer generated: run `cargo xtask book` to remove it", path.display()));
+        }
         problems.extend(broken_includes(&root.join("book/src")));
         if problems.is_empty() {
             println!(
@@ -518,6 +541,9 @@ pub fn run(check: bool) -> Result<(), String> {
         let path = generated.join(rel);
         std::fs::create_dir_all(path.parent().unwrap_or(&generated)).map_err(|e| e.to_string())?;
         std::fs::write(&path, body).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    for path in orphans(&generated, &files) {
+        std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     for (path, body) in &readmes {
         std::fs::write(path, body).map_err(|e| format!("{}: {e}", path.display()))?;

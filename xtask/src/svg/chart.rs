@@ -7,13 +7,16 @@ use crate::book::{HEADLINE, Results, f, number};
 use common::{Gemm, Precision, Shape};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-/// Canvas and fonts: about 680 units wide, so that a 400-pixel phone screen (a scale of about
-/// 0.55) still shows the labels at 11 pixels.
+/// Canvas and fonts: 680 units wide. Plotters writes a font of size s as s / 1.24 units, so FONT
+/// is 19.4 units: on a 400-pixel phone screen, where a figure takes the screen's width
+/// (book/theme/custom.css, a scale of about 0.58), every text of a chart is 11 pixels or more.
 const WIDTH: u32 = 680;
-const FONT: u32 = 22;
-const TITLE: u32 = 26;
-/// One colour per registered step (Tableau 10), by registry position.
+const FONT: u32 = 24;
+const TITLE: u32 = 28;
+/// One colour per step of the ladder (Tableau 10), by step number: the precisions of a step share
+/// its colour, and a precision has its own marker ([`marker`]) in every chart.
 const PALETTE: [RGBColor; 10] = [
     RGBColor(0x4e, 0x79, 0xa7),
     RGBColor(0xf2, 0x8e, 0x2b),
@@ -28,30 +31,76 @@ const PALETTE: [RGBColor; 10] = [
 ];
 /// cuBLAS and the roofs.
 const REFERENCE: RGBColor = RGBColor(0x22, 0x22, 0x22);
+/// The order of precisions in legends and panels.
+const ORDER: [Precision; 6] =
+    [Precision::F32, Precision::Tf32x3, Precision::F16, Precision::Bf16, Precision::Tf32, Precision::F64];
 
 /// A registered step with results: its id, short label, precision and colour.
 struct Series {
     id: String,
     label: String,
+    step: String,
     precision: Precision,
     colour: RGBColor,
+}
+
+/// A precision as the book writes it: FP16, 3xTF32.
+fn name(p: Precision) -> String {
+    match p {
+        Precision::Tf32x3 => "3xTF32".into(),
+        p => p.label().to_uppercase(),
+    }
+}
+
+/// The precision of the cuBLAS call a step is measured against: 3xTF32 is an SGEMM.
+fn reference(p: Precision) -> Precision {
+    if p == Precision::Tf32x3 { Precision::F32 } else { p }
 }
 
 fn series(r: &Results) -> Vec<Series> {
     steps::ALL
         .iter()
-        .enumerate()
-        .filter(|(_, s)| r.runs().any(|x| x["step"] == s.id().as_str()))
-        .map(|(i, s)| Series {
-            id: s.id(),
-            label: match s.precision {
-                Precision::F32 => number(s.name).to_string(),
-                p => format!("{} {p}", number(s.name)),
-            },
-            precision: s.precision,
-            colour: PALETTE[i % PALETTE.len()],
+        .filter(|s| r.runs().any(|x| x["step"] == s.id().as_str()))
+        .map(|s| {
+            let n = number(s.name);
+            Series {
+                id: s.id(),
+                label: match s.precision {
+                    Precision::F32 => n.to_string(),
+                    p => format!("{n} {}", name(p)),
+                },
+                step: n.to_string(),
+                precision: s.precision,
+                colour: PALETTE[(n.parse::<usize>().unwrap_or(1) + PALETTE.len() - 1) % PALETTE.len()],
+            }
         })
         .collect()
+}
+
+/// The steps of `all`, once each, with their colours.
+fn step_colours(all: &[Series]) -> Vec<(String, RGBColor)> {
+    let mut out: Vec<(String, RGBColor)> = Vec::new();
+    for s in all {
+        if !out.iter().any(|(n, _)| *n == s.step) {
+            out.push((s.step.clone(), s.colour));
+        }
+    }
+    out
+}
+
+/// The precisions of `all`, in [`ORDER`].
+fn precisions(all: &[Series]) -> Vec<Precision> {
+    ORDER.into_iter().filter(|p| all.iter().any(|s| s.precision == *p)).collect()
+}
+
+/// cuBLAS in precision `p` at `shape`: the best of the runs measured beside the steps whose
+/// reference it is (every run of a step times cuBLAS again, in the same sweep).
+fn cublas(r: &Results, all: &[Series], p: Precision, shape: (u64, u64, u64)) -> Option<f64> {
+    all.iter()
+        .filter(|s| reference(s.precision) == p)
+        .filter_map(|s| r.run(&s.id, shape).map(|x| f(&x["cublas_gflops"])))
+        .filter(|g| g.is_finite())
+        .fold(None, |best: Option<f64>, g| Some(best.map_or(g, |b| b.max(g))))
 }
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
@@ -80,19 +129,55 @@ fn font(size: u32) -> TextStyle<'static> {
     ("sans-serif", size).into_font().color(&REFERENCE)
 }
 
+/// The marker of precision `p` centred on pixel (x, y) of `area`: FP32 ●, 3xTF32 ✚, FP16 ■,
+/// BF16 ◆, TF32 ▲, FP64 ▼.
+fn marker(area: &Area, (x, y): (i32, i32), p: Precision, colour: RGBColor) -> Result<(), String> {
+    let style = colour.filled();
+    let poly =
+        |pts: &[(i32, i32)]| Polygon::new(pts.iter().map(|&(dx, dy)| (x + dx, y + dy)).collect::<Vec<_>>(), style);
+    match p {
+        Precision::F32 => area.draw(&Circle::new((x, y), 7, style)),
+        Precision::F16 => area.draw(&Rectangle::new([(x - 6, y - 6), (x + 6, y + 6)], style)),
+        Precision::Bf16 => area.draw(&poly(&[(0, -9), (8, 0), (0, 9), (-8, 0)])),
+        Precision::Tf32 => area.draw(&poly(&[(0, -9), (8, 6), (-8, 6)])),
+        Precision::F64 => area.draw(&poly(&[(0, 9), (8, -6), (-8, -6)])),
+        Precision::Tf32x3 => area.draw(&poly(&[
+            (-3, -8),
+            (3, -8),
+            (3, -3),
+            (8, -3),
+            (8, 3),
+            (3, 3),
+            (3, 8),
+            (-3, 8),
+            (-3, 3),
+            (-8, 3),
+            (-8, -3),
+            (-3, -3),
+        ])),
+    }
+    .map_err(err)
+}
+
+/// A legend entry: its label, colour and mark.
+type Entry = (String, RGBColor, Mark);
+/// A legend: groups of entries, each in its number of columns.
+type Key = Vec<(Vec<Entry>, usize)>;
+
 /// How a legend entry is marked.
 #[derive(Clone, Copy, PartialEq)]
 enum Mark {
     Line,
     Dashed,
-    Dot,
+    Shape(Precision),
 }
 
-/// A legend drawn below a chart, in columns.
-fn legend(area: &Area, entries: &[(String, RGBColor, Mark)], columns: usize) -> Result<(), String> {
+/// One row group of a legend, drawn in `columns` from pixel row `y` of `area`; returns the
+/// row below it.
+fn legend(area: &Area, y: i32, entries: &[Entry], columns: usize) -> Result<i32, String> {
     let col_w = (WIDTH as i32 - 20) / columns as i32;
     for (i, (label, colour, mark)) in entries.iter().enumerate() {
-        let (x, y) = (20 + col_w * (i % columns) as i32, 14 + 30 * (i / columns) as i32);
+        let (x, y) = (20 + col_w * (i % columns) as i32, y + 30 * (i / columns) as i32);
         let style = colour.stroke_width(4);
         match mark {
             Mark::Dashed => {
@@ -100,9 +185,28 @@ fn legend(area: &Area, entries: &[(String, RGBColor, Mark)], columns: usize) -> 
                 area.draw(&PathElement::new(vec![(x + 20, y), (x + 32, y)], style)).map_err(err)?;
             }
             Mark::Line => area.draw(&PathElement::new(vec![(x, y), (x + 32, y)], style)).map_err(err)?,
-            Mark::Dot => area.draw(&Circle::new((x + 16, y), 6, colour.filled())).map_err(err)?,
+            Mark::Shape(p) => marker(area, (x + 16, y), *p, *colour)?,
         }
         area.draw(&Text::new(label.clone(), (x + 40, y - 10), font(FONT))).map_err(err)?;
+    }
+    Ok(y + 30 * entries.len().div_ceil(columns) as i32)
+}
+
+/// The legend rows for the steps' colours (5 columns), then the precisions' markers in grey (3
+/// columns), then `more` (black: cuBLAS and the roofs); and their height.
+fn key(all: &[Series], more: Vec<Entry>) -> (Key, u32) {
+    let steps: Vec<_> = step_colours(all).into_iter().map(|(n, c)| (format!("step {n}"), c, Mark::Line)).collect();
+    let grey = RGBColor(0x80, 0x80, 0x80);
+    let shapes: Vec<_> = precisions(all).into_iter().map(|p| (name(p), grey, Mark::Shape(p))).collect();
+    let groups = vec![(steps, 5), (shapes, 3), (more, 2)];
+    let rows: usize = groups.iter().map(|(e, c)| e.len().div_ceil(*c)).sum();
+    (groups, 30 * rows as u32 + 20)
+}
+
+fn draw_key(area: &Area, groups: &Key) -> Result<(), String> {
+    let mut y = 16;
+    for (entries, columns) in groups {
+        y = legend(area, y, entries, *columns)?;
     }
     Ok(())
 }
@@ -124,7 +228,7 @@ pub fn gflops(r: &Results) -> String {
             .caption(format!("GFLOP/s per step at {}³ (log)", HEADLINE.0), font(TITLE))
             .margin(14)
             .x_label_area_size(56)
-            .y_label_area_size(110)
+            .y_label_area_size(130)
             .build_cartesian_2d((100f64..1e6).log_scale(), -0.5f64..n as f64 - 0.5)
             .map_err(err)?;
         let label = |y: &f64| {
@@ -146,7 +250,7 @@ pub fn gflops(r: &Results) -> String {
         for (i, (s, g, cublas)) in rows.iter().enumerate() {
             let y = (n - 1 - i) as f64;
             chart.draw_series([Rectangle::new([(100.0, y - 0.32), (*g, y + 0.32)], s.colour.filled())]).map_err(err)?;
-            let value = Text::new(format!("{g:.0}"), (120.0, y + 0.14), font(FONT - 2));
+            let value = Text::new(format!("{g:.0}"), (120.0, y + 0.14), font(FONT));
             chart.draw_series([value]).map_err(err)?;
             chart
                 .draw_series([PathElement::new(
@@ -159,58 +263,105 @@ pub fn gflops(r: &Results) -> String {
     })
 }
 
-/// GFLOP/s against N for N x N x N, every step (log-log), with cuBLAS SGEMM dashed.
+/// GFLOP/s against N for N x N x N (log-log), in small multiples: the FP32 results (steps 1-6,
+/// and 3xTF32, an SGEMM on tensor cores) against cuBLAS SGEMM, then each tensor-core precision
+/// against cuBLAS in it (dashed).
 pub fn scaling(r: &Results) -> String {
     let squares: Vec<u64> = r.shapes().into_iter().filter(|&(m, n, k)| m == n && n == k).map(|s| s.0).collect();
     let all = series(r);
-    let mut entries: Vec<_> = all.iter().map(|s| (s.label.clone(), s.colour, Mark::Line)).collect();
-    entries.push(("cuBLAS SGEMM".into(), REFERENCE, Mark::Dashed));
-    let legend_h = 30 * entries.len().div_ceil(3) as u32 + 10;
-    render(500 + legend_h, |root| {
-        let (plot, below) = root.split_vertically(500);
+    let mut panels: Vec<Precision> = Vec::new();
+    for p in ORDER.map(reference) {
+        if !panels.contains(&p) && all.iter().any(|s| reference(s.precision) == p) {
+            panels.push(p);
+        }
+    }
+    let (groups, legend_h) = key(&all, vec![("cuBLAS, same precision".into(), REFERENCE, Mark::Dashed)]);
+    let (title_h, big_h, small_w, small_h) = (44u32, 430u32, WIDTH / 2, 330u32);
+    let small_rows = panels.len().saturating_sub(1).div_ceil(2) as u32;
+    let plots_h = title_h + big_h + small_h * small_rows;
+    render(plots_h + legend_h, |root| {
+        root.draw(&Text::new(
+            "GFLOP/s against size, N x N x N",
+            (WIDTH as i32 / 2, 12),
+            font(TITLE).pos(Pos::new(HPos::Center, VPos::Top)),
+        ))
+        .map_err(err)?;
         // x is log2 N on a linear axis, so that every power of two of the sweep gets a tick.
         let (lo, hi) = (
             (squares.iter().copied().min().unwrap_or(1) as f64).log2() - 0.3,
             (squares.iter().copied().max().unwrap_or(2) as f64).log2() + 0.3,
         );
-        let mut chart = ChartBuilder::on(&plot)
-            .caption("GFLOP/s against size, N x N x N", font(TITLE))
-            .margin(14)
-            .x_label_area_size(56)
-            .y_label_area_size(80)
-            .build_cartesian_2d(lo..hi, (10f64..1e6).log_scale())
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .light_line_style(RGBColor(0xf0, 0xf0, 0xf0))
-            .x_labels((hi - lo) as usize + 1)
-            .x_label_formatter(&|v| if v.fract().abs() < 1e-6 { short(2f64.powf(*v)) } else { String::new() })
-            .y_label_formatter(&|v| short(*v))
-            .x_desc("N (log scale)")
-            .y_desc("GFLOP/s")
-            .label_style(font(FONT))
-            .axis_desc_style(font(FONT))
-            .draw()
-            .map_err(err)?;
-        let points = |id: &str, key: &str| -> Vec<(f64, f64)> {
-            squares.iter().filter_map(|&n| r.run(id, (n, n, n)).map(|x| ((n as f64).log2(), f(&x[key])))).collect()
-        };
-        for s in &all {
-            let pts = points(&s.id, "gflops");
-            chart.draw_series(LineSeries::new(pts.clone(), s.colour.stroke_width(3))).map_err(err)?;
-            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, s.colour.filled()))).map_err(err)?;
+        for (i, &p) in panels.iter().enumerate() {
+            let (area, big) = if i == 0 {
+                (root.clone().shrink((0, title_h), (WIDTH, big_h)), true)
+            } else {
+                let (row, col) = ((i - 1) / 2, (i - 1) % 2);
+                let at = (small_w * col as u32, title_h + big_h + small_h * row as u32);
+                (root.clone().shrink(at, (small_w, small_h)), false)
+            };
+            let members: Vec<&Series> = all.iter().filter(|s| reference(s.precision) == p).collect();
+            // The panel's y axis starts at the power of ten below its lowest point.
+            let floor = |members: &[&Series]| {
+                let low = members
+                    .iter()
+                    .flat_map(|s| squares.iter().filter_map(|&n| r.run(&s.id, (n, n, n)).map(|x| f(&x["gflops"]))))
+                    .fold(1e6, f64::min);
+                10f64.powf(low.log10().floor()).clamp(1.0, 1e5)
+            };
+            let caption = if p == Precision::F32 {
+                let mut kinds = vec!["FP32 (SIMT)".to_string()];
+                kinds.extend(precisions(&all).into_iter().filter(|q| *q != p && reference(*q) == p).map(name));
+                format!("{} vs cuBLAS SGEMM", kinds.join(" and "))
+            } else {
+                format!("{} vs cuBLAS {}", name(p), name(p))
+            };
+            let mut chart = ChartBuilder::on(&area)
+                .caption(caption, font(FONT))
+                .margin(10)
+                .margin_right(if big { 14 } else { 18 })
+                .x_label_area_size(if big { 56 } else { 36 })
+                .y_label_area_size(if big { 80 } else { 64 })
+                .build_cartesian_2d(lo..hi, (floor(&members)..1e6).log_scale())
+                .map_err(err)?;
+            // Small panels label every other power of two, so that the labels do not touch.
+            let x_label = |v: &f64| {
+                let whole = v.fract().abs() < 1e-6;
+                if whole && (big || (v.round() as i64) % 2 == 1) { short(2f64.powf(*v)) } else { String::new() }
+            };
+            let mut mesh = chart.configure_mesh();
+            mesh.light_line_style(RGBColor(0xf0, 0xf0, 0xf0))
+                .x_labels((hi - lo) as usize + 1)
+                .x_label_formatter(&x_label)
+                .y_label_formatter(&|v| short(*v))
+                .label_style(font(FONT))
+                .axis_desc_style(font(FONT));
+            if big {
+                mesh.x_desc("N (log scale)").y_desc("GFLOP/s");
+            }
+            mesh.draw().map_err(err)?;
+            let points = |id: &str, key: &str| -> Vec<(f64, f64)> {
+                squares.iter().filter_map(|&n| r.run(id, (n, n, n)).map(|x| ((n as f64).log2(), f(&x[key])))).collect()
+            };
+            for s in &members {
+                let pts = points(&s.id, "gflops");
+                chart.draw_series(LineSeries::new(pts.clone(), s.colour.stroke_width(3))).map_err(err)?;
+                for pt in pts {
+                    marker(root, chart.backend_coord(&pt), s.precision, s.colour)?;
+                }
+            }
+            let best: Vec<(f64, f64)> =
+                squares.iter().filter_map(|&n| cublas(r, &all, p, (n, n, n)).map(|g| ((n as f64).log2(), g))).collect();
+            chart.draw_series(DashedLineSeries::new(best, 10, 6, REFERENCE.stroke_width(2))).map_err(err)?;
         }
-        if let Some(first) = r.steps().first() {
-            let pts = points(first, "cublas_gflops");
-            chart.draw_series(DashedLineSeries::new(pts, 10, 6, REFERENCE.stroke_width(2))).map_err(err)?;
-        }
-        legend(&below, &entries, 3)
+        let below = root.clone().shrink((0, plots_h), (WIDTH, legend_h));
+        draw_key(&below, &groups)
     })
 }
 
-/// The roofline: the measured copy bandwidth and the FP32 SIMT peak from the results file,
-/// cuBLAS in each tensor-core precision as that precision's measured ceiling, and every step at
-/// 4096³ (circles) and at 16 x 11008 x 4096 (triangles), at the intensity of its element size.
+/// The roofline: the measured copy bandwidth and the FP32 SIMT peak from the results file, the
+/// best cuBLAS in each tensor-core precision as that precision's measured ceiling (3xTF32: a
+/// third of TF32's, for its three products), and every step at 4096³ and at 16 x 11008 x 4096,
+/// at the intensity of its element size: colour for the step, marker for the precision.
 pub fn roofline(r: &Results) -> String {
     let peak = f(r.gpu("peak_fp32_gflops"));
     let copy = f(r.gpu("measured_copy_gbs"));
@@ -219,22 +370,35 @@ pub fn roofline(r: &Results) -> String {
     let intensity = |(m, n, k): (u64, u64, u64), p: Precision| {
         Gemm::new(Shape::new(m as usize, n as usize, k as usize), 1.0, 0.0).arithmetic_intensity(p.input().bytes())
     };
-    // Each tensor-core precision's ceiling: cuBLAS in that precision at 4096³, same sweep.
     let mut ceilings: Vec<(String, f64)> = vec![("FP32 SIMT peak".into(), peak)];
-    for s in all.iter().filter(|s| s.precision != Precision::F32) {
-        if let Some(x) = r.run(&s.id, HEADLINE) {
-            ceilings.push((format!("cuBLAS {}", s.precision), f(&x["cublas_gflops"])));
+    for p in precisions(&all) {
+        match p {
+            Precision::F32 => {}
+            Precision::Tf32x3 => {
+                if let Some(c) = cublas(r, &all, Precision::Tf32, HEADLINE) {
+                    ceilings.push(("3xTF32: cuBLAS TF32 / 3".into(), c / 3.0));
+                }
+            }
+            p => {
+                if let Some(c) = cublas(r, &all, p, HEADLINE) {
+                    ceilings.push((format!("cuBLAS {}", name(p)), c));
+                }
+            }
         }
     }
+    ceilings.sort_by(|a, b| b.1.total_cmp(&a.1));
     let top = ceilings.iter().map(|c| c.1).fold(peak, f64::max);
-    let mut entries: Vec<_> = all.iter().map(|s| (s.label.clone(), s.colour, Mark::Dot)).collect();
-    entries.push(("cuBLAS SGEMM".into(), REFERENCE, Mark::Dot));
-    entries.push((format!("copy {copy:.0} GB/s"), REFERENCE, Mark::Line));
-    let legend_h = 30 * entries.len().div_ceil(3) as u32 + 10;
-    render(520 + legend_h, |root| {
-        let (plot, below) = root.split_vertically(520);
+    let (groups, legend_h) = key(
+        &all,
+        vec![
+            ("cuBLAS SGEMM".into(), REFERENCE, Mark::Shape(Precision::F32)),
+            (format!("copy {copy:.0} GB/s"), REFERENCE, Mark::Line),
+        ],
+    );
+    render(540 + legend_h, |root| {
+        let (plot, below) = root.split_vertically(540);
         let mut chart = ChartBuilder::on(&plot)
-            .caption("Roofline: ● 4096³, ▲ 16 x 11008 x 4096", font(TITLE))
+            .caption("Roofline: every step at two shapes", font(TITLE))
             .margin(14)
             .x_label_area_size(56)
             .y_label_area_size(80)
@@ -254,36 +418,57 @@ pub fn roofline(r: &Results) -> String {
         // The memory roof up to the highest ceiling; each ceiling from where it meets it.
         let roof = [(1.0, copy), (top / copy, top)];
         chart.draw_series(LineSeries::new(roof, REFERENCE.stroke_width(2))).map_err(err)?;
-        for (name, c) in &ceilings {
-            // A label goes below its line when the next ceiling up would sit on it.
-            let crowded = ceilings.iter().any(|(_, o)| o > c && *o < c * 1.6);
+        // Labels at the left, each just above its line, or below it when the label above
+        // would touch the one before (ceilings from the highest down).
+        let (label_h, label_x) = (FONT as i32 * 4 / 5, chart.backend_coord(&(1.3, top)).0);
+        let mut taken = i32::MIN;
+        for (label, c) in &ceilings {
             chart
                 .draw_series(DashedLineSeries::new([(c / copy, *c), (10_000.0, *c)], 10, 6, REFERENCE.stroke_width(2)))
                 .map_err(err)?;
-            let y = if crowded { c / 1.1 } else { c * 1.45 };
-            chart.draw_series([Text::new(name.clone(), (1.3, y), font(FONT - 4))]).map_err(err)?;
+            let line_y = chart.backend_coord(&(1.0, *c)).1;
+            let above = line_y - label_h - 3;
+            let y = if above >= taken + 2 { above } else { (line_y + 4).max(taken + 2) };
+            plot.draw(&Text::new(label.clone(), (label_x, y), font(FONT))).map_err(err)?;
+            taken = y + label_h;
         }
+        // The points, nudged sideways where they would cover one drawn before.
+        let mut placed: Vec<(i32, i32)> = Vec::new();
+        let mut place = |(x, y): (i32, i32)| {
+            let d = 15;
+            let free = |x: i32| placed.iter().all(|&(px, py)| (px - x).pow(2) + (py - y).pow(2) >= d * d);
+            let x = [0, d, -d, 2 * d, -2 * d, 3 * d].into_iter().map(|o| x + o).find(|&x| free(x)).unwrap_or(x);
+            placed.push((x, y));
+            (x, y)
+        };
+        let mut points: Vec<((f64, f64), Precision, RGBColor)> = Vec::new();
         for s in &all {
-            for (shape, triangle) in [(HEADLINE, false), (skinny, true)] {
-                let Some(x) = r.run(&s.id, shape) else { continue };
-                let p = (intensity(shape, s.precision), f(&x["gflops"]));
-                if triangle {
-                    chart.draw_series([TriangleMarker::new(p, 7, s.colour.filled())]).map_err(err)?;
-                } else {
-                    chart.draw_series([Circle::new(p, 6, s.colour.filled())]).map_err(err)?;
+            for shape in [HEADLINE, skinny] {
+                if let Some(x) = r.run(&s.id, shape) {
+                    points.push(((intensity(shape, s.precision), f(&x["gflops"])), s.precision, s.colour));
                 }
             }
         }
-        for (shape, triangle) in [(HEADLINE, false), (skinny, true)] {
-            let Some(x) = r.sgemm_run(shape) else { continue };
-            let p = (intensity(shape, Precision::F32), f(&x["cublas_gflops"]));
-            if triangle {
-                chart.draw_series([TriangleMarker::new(p, 7, REFERENCE.filled())]).map_err(err)?;
-            } else {
-                chart.draw_series([Circle::new(p, 6, REFERENCE.filled())]).map_err(err)?;
+        for shape in [HEADLINE, skinny] {
+            if let Some(g) = cublas(r, &all, Precision::F32, shape) {
+                points.push(((intensity(shape, Precision::F32), g), Precision::F32, REFERENCE));
             }
         }
-        legend(&below, &entries, 3)
+        for (p, precision, colour) in points {
+            marker(&plot, place(chart.backend_coord(&p)), precision, colour)?;
+        }
+        // Which cluster is which shape: a label under the lowest point of each.
+        for (shape, text) in [(HEADLINE, format!("{}³", HEADLINE.0)), (skinny, "16 x 11008 x 4096".to_string())] {
+            let lowest = all
+                .iter()
+                .filter_map(|s| r.run(&s.id, shape).map(|x| (intensity(shape, s.precision), f(&x["gflops"]))))
+                .fold(None, |low: Option<(f64, f64)>, p| Some(low.map_or(p, |l| if p.1 < l.1 { p } else { l })));
+            let Some((_, y)) = lowest else { continue };
+            let x = chart.backend_coord(&(intensity(shape, Precision::F32), y));
+            plot.draw(&Text::new(text, (x.0, x.1 + 14), font(FONT).pos(Pos::new(HPos::Center, VPos::Top))))
+                .map_err(err)?;
+        }
+        draw_key(&below, &groups)
     })
 }
 
@@ -306,6 +491,43 @@ pub fn short(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every registered step with results is on every chart, tensor-core steps with their own
+    /// precision's ceiling, each ceiling labelled once.
+    #[test]
+    fn every_step_is_charted() {
+        // plotters writes a text's content on its own line.
+        let label = |s: &str| format!(">\n{s}\n<");
+        let all = crate::book::load_results(&crate::bundle::root()).unwrap();
+        for r in &all {
+            let (bars, scaling, roof) = (gflops(r), scaling(r), roofline(r));
+            let recorded = series(r);
+            assert!(!recorded.is_empty());
+            for s in &recorded {
+                assert!(bars.contains(&label(&s.label)), "{}: no bar for {}", r.slug, s.id);
+                assert!(
+                    scaling.contains(&label(&format!("step {}", s.step))),
+                    "{}: {} not in the scaling legend",
+                    r.slug,
+                    s.id
+                );
+                assert!(roof.contains(&label(&name(s.precision))), "{}: no marker for {}", r.slug, s.precision);
+            }
+            for p in precisions(&recorded).into_iter().filter(|p| reference(*p) == *p && *p != Precision::F32) {
+                assert_eq!(roof.matches(&label(&format!("cuBLAS {}", name(p)))).count(), 1, "{}: ceiling {p}", r.slug);
+                assert!(
+                    scaling.contains(&label(&format!("{} vs cuBLAS {}", name(p), name(p)))),
+                    "{}: panel {p}",
+                    r.slug
+                );
+            }
+            // One colour per step: never two steps alike.
+            let colours = step_colours(&recorded);
+            for (i, a) in colours.iter().enumerate() {
+                assert!(colours[i + 1..].iter().all(|b| b.1 != a.1), "{}: step {} shares a colour", r.slug, a.0);
+            }
+        }
+    }
 
     #[test]
     fn tick_labels() {

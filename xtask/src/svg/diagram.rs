@@ -4,13 +4,14 @@
 //! mirrored here once, next to the diagram, with the kernel lines it copies.
 //!
 //! Every registered step gets the diagrams that fit it; a step added later gets the generic
-//! ones (pipeline timeline, warp and fragment tiles) from its defines alone.
+//! ones from its defines alone: the K loop in time (a pipeline of barriers per tile), or the
+//! producer and consumers of a pipeline on mbarriers, and warp and fragment tiles.
 
 use crate::svg::geometry::Geometry;
 use common::{Precision, Step};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use svg::Document;
-use svg::node::element::{Line, Rectangle, Text};
+use svg::node::element::{Circle, Group, Line, Polygon, Polyline, Rectangle, Text};
 
 /// Font sizes: the diagrams are at most about 540 units wide, so that scaled down to a 400-pixel
 /// phone screen (about 0.7) the small text is still 11 pixels.
@@ -22,17 +23,21 @@ const PAD_FILL: &str = "#b8b8b8";
 /// One colour per warp (Tableau 10).
 const WARP: [&str; 8] = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#9c755f"];
 
-/// Every diagram of every registered step, path relative to `book/src/generated/`.
+/// Every diagram of every registered step, path relative to `book/src/generated/`. Diagrams of a
+/// step's geometry are drawn per registry entry (`<id>-...`); those that the precision does not
+/// change, once per step from its first entry (`<name>-...`).
 pub fn generate() -> Result<BTreeMap<String, String>, String> {
     let mut out = BTreeMap::new();
     let mut put = |name: String, doc: Document| out.insert(format!("diagrams/{name}.svg"), format!("{doc}\n"));
-    for step in steps::ALL {
+    for (i, step) in steps::ALL.iter().enumerate() {
         let g = Geometry::of(step);
         let id = step.id();
+        let first = i == 0 || steps::ALL[i - 1].name != step.name;
         match step.name {
             "step01-naive" | "step02-coalesce" => put(format!("{id}-warp"), warp_access(&g)?),
             "step03-smem" | "step04-bankfree" => put(format!("{id}-banks"), banks(&g)?),
             "step05-threadtile-float4" => put(format!("{id}-tiles"), thread_tiles(&g)?),
+            "step08-mma-ldmatrix" if first => put(format!("{}-swizzle", step.name), step08_swizzle(step)),
             _ => None,
         };
         if let Some(d) = timeline(&g)? {
@@ -41,10 +46,29 @@ pub fn generate() -> Result<BTreeMap<String, String>, String> {
         if let Some(d) = warp_tiles(&g)? {
             put(format!("{id}-tiles"), d);
         }
+        if let (true, Some(d)) = (first, pipeline(&g)?) {
+            put(format!("{}-pipeline", step.name), d);
+        }
     }
-    // The next rung's building blocks, drawn from their definitions (PTX ISA), not from a step.
+    // The building blocks of step 8 on, drawn from their definitions (PTX ISA), not from a step.
     put("mma-m16n8-accumulator".into(), accumulator_lanes());
-    put("swizzle-128b".into(), swizzle(128, 8, "chunk' = chunk ^ (row % 8)", |row, chunk| chunk ^ (row % 8)));
+    let ldmatrix = SwizzlePanel {
+        kind: "ldmatrix".into(),
+        xor: Xor::RowMod8,
+        reads: (0..8).map(|r| (r, 0)).collect(),
+        users: String::new(),
+    };
+    put(
+        "swizzle-128b".into(),
+        swizzle(
+            &[
+                "8 rows of 128 B in 16-byte chunks",
+                "chunk c of row r stored at c ^ x(r);",
+                "columns: chunk positions, 4 banks each",
+            ],
+            &[ldmatrix],
+        ),
+    );
     Ok(out)
 }
 
@@ -358,10 +382,14 @@ fn thread_tiles(g: &Geometry) -> Result<Document, String> {
 
 /// The K loop as a timeline, for any step with shared tiles: buffers are the leading
 /// dimension of `As` (step 6: `As[2][BK][BM + 4]`) or the STAGES define (step 7 on);
-/// a load of K-tile t is issued `buffers - 1` iterations ahead of its math. Schematic: the
-/// lengths are not measured times.
+/// a load of K-tile t is issued `buffers - 1` iterations ahead of its math, and one barrier per
+/// tile frees a buffer. Schematic: the lengths are not measured times. A kernel synchronised by
+/// mbarriers (step 9) works otherwise and gets [`pipeline`] instead.
 fn timeline(g: &Geometry) -> Result<Option<Document>, String> {
     let Some(bk) = g.define("BK") else { return Ok(None) };
+    if uses_mbarriers(g) {
+        return Ok(None);
+    }
     let (buffers, async_copy) = match g.define("STAGES") {
         Some(s) => (s, true),
         None => match g.shared("As")?.as_slice() {
@@ -518,8 +546,10 @@ fn warp_tiles(g: &Geometry) -> Result<Option<Document>, String> {
 }
 
 /// The accumulator of PTX `mma.sync.m16n8k*` (FP32): lane l holds c0, c1 at row l/4, columns
-/// 2(l%4) and 2(l%4)+1, and c2, c3 eight rows below (PTX ISA, "Matrix Fragments for mma.m16n8k16").
-/// WMMA leaves its layout unspecified, which is why step 7's epilogue goes through shared memory.
+/// 2(l%4) and 2(l%4)+1, and c2, c3 eight rows below (PTX ISA, "Matrix Fragments for mma.m16n8k16"),
+/// which is how step 8's epilogue stores it (step08-mma-ldmatrix/src/kernel.cu:388-396) and step
+/// 9's, repeated per 8 columns. WMMA leaves its layout unspecified, which is why step 7's epilogue
+/// goes through shared memory.
 fn accumulator_lanes() -> Document {
     let (cw, ch, left, top) = (54.0, 30.0, 34.0, 120.0);
     let mut doc = heading(
@@ -553,55 +583,480 @@ fn accumulator_lanes() -> Document {
     doc
 }
 
-/// An XOR swizzle of 16-byte chunks: `rows` rows of `row_bytes`, chunk c of row r stored at
-/// chunk `swz(r, c)`, drawn over the 8 four-bank groups of a 128-byte line, with and without
-/// the swizzle. Highlighted: chunk 0 of every row, what one `ldmatrix` 8x8 matrix reads.
-/// `rule` states `swz` in words for the heading.
-pub fn swizzle(row_bytes: usize, rows: usize, rule: &str, swz: fn(usize, usize) -> usize) -> Document {
-    let chunks = row_bytes / 16;
-    let lines = rows * row_bytes / 128;
-    let (cw, ch, gap, top) = (29.0, 28.0, 20.0, 168.0);
-    let panel = 8.0 * cw;
-    let (w, h) = ((16.0 + 2.0 * panel + gap + 16.0) as u32, (top + lines as f64 * ch + 50.0) as u32);
-    let mut doc = heading(
-        document(w, h),
-        &[
-            &format!("{rows} rows of {row_bytes} B, 16-byte chunks"),
-            rule,
-            "cell: row.chunk; coloured: chunk 0",
-            "of each row (one ldmatrix read)",
-        ],
-    );
-    for (p, swizzled) in [(0, false), (1, true)] {
-        let x0 = 16.0 + p as f64 * (panel + gap);
-        let mut groups = [0usize; 8];
-        doc = doc.add(text(x0, top - 28.0, if swizzled { "swizzled" } else { "plain" }).set("font-weight", "bold"));
-        for r in 0..rows {
-            for c in 0..chunks {
-                let stored = if swizzled { swz(r, c) } else { c };
-                let byte = r * row_bytes + stored * 16;
-                let (group, line_) = ((byte / 16) % 8, byte / 128);
-                let hot = c == 0;
-                if hot {
-                    groups[group] += 1;
+// ---------------------------------------------------------------- step 8: the swizzle
+
+/// A row's XOR: chunk c (16 bytes) of row r is stored at chunk c ^ x(r) of its 128-byte line.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Xor {
+    RowMod8,
+    TwiceRowMod4,
+}
+
+impl Xor {
+    fn of(self, r: usize) -> usize {
+        match self {
+            Xor::RowMod8 => r % 8,
+            Xor::TwiceRowMod4 => 2 * (r % 4),
+        }
+    }
+
+    fn formula(self) -> &'static str {
+        match self {
+            Xor::RowMod8 => "x(r) = r % 8",
+            Xor::TwiceRowMod4 => "x(r) = 2 (r % 4)",
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Operand {
+    A,
+    B,
+}
+
+/// Step 8's swizzle of each operand's tile, as step08-mma-ldmatrix/src/kernel.cu:73-78 writes
+/// it (`swizzle_a`, `swizzle_b`, with SWIZZLE = 1).
+fn step08_xor(p: Precision, op: Operand) -> Xor {
+    match op {
+        Operand::A if p == Precision::F64 => Xor::TwiceRowMod4,
+        Operand::A => Xor::RowMod8,
+        Operand::B if matches!(p, Precision::F16 | Precision::Bf16) => Xor::RowMod8,
+        Operand::B => Xor::TwiceRowMod4,
+    }
+}
+
+/// What one shared-memory access of step 8's fragment loads reads at the same time (one 128-byte
+/// wavefront), as the (row, chunk) pairs of its tile, for the first fragment (row0 = k0 = n0 = 0),
+/// and the instruction: step08-mma-ldmatrix/src/kernel.cu, `load_a` and `load_b`.
+fn step08_reads(p: Precision, op: Operand) -> (String, BTreeSet<(usize, usize)>) {
+    let elem = p.input().bytes();
+    let ldmatrix = match op {
+        Operand::A => p != Precision::F64,                           // line 163
+        Operand::B => matches!(p, Precision::F16 | Precision::Bf16), // line 192
+    };
+    if ldmatrix {
+        // Lanes 0-7 give the eight row addresses of the first 8x8 matrix: A (line 172)
+        // r = lane % 16, B (line 195) r = lane % 8 + 8 ((lane / 8) % 2); both at chunk lane / 16.
+        let row = |lane: usize| if op == Operand::A { lane % 16 } else { lane % 8 + 8 * ((lane / 8) % 2) };
+        let reads = (0..8).map(|lane| (row(lane), lane / 16)).collect();
+        return ("ldmatrix".into(), reads);
+    }
+    // One value per lane, g = lane / 4, t = lane % 4 (lines 164, 191), v = 0: FP64 A reads row g,
+    // column t (line 167-168), B row t, column g (lines 205-206). A 64-bit load is served per
+    // half-warp (16 lanes, 128 bytes), a 32-bit one per warp.
+    let lanes = 128 / elem;
+    let reads = (0..lanes)
+        .map(|lane| {
+            let (g, t) = (lane / 4, lane % 4);
+            let (r, col) = if op == Operand::A { (g, t) } else { (t, g) };
+            (r, col * elem / 16)
+        })
+        .collect();
+    (format!("{}-bit loads", 8 * elem), reads)
+}
+
+/// Step 8: for each way its fragments are read (ldmatrix; 32- and 64-bit loads), the chunks one
+/// access reads, over the eight 16-byte positions of a line, plain and with the kernel's XOR.
+fn step08_swizzle(step: &Step) -> Document {
+    // Each distinct access (the same XOR and the same chunks read): its instructions and users.
+    struct Access {
+        kinds: Vec<String>,
+        xor: Xor,
+        reads: BTreeSet<(usize, usize)>,
+        users: Vec<(&'static str, Precision)>,
+    }
+    let mut accesses: Vec<Access> = Vec::new();
+    for v in steps::variants(step.name) {
+        for (op, name) in [(Operand::A, "A"), (Operand::B, "B")] {
+            let (kind, reads) = step08_reads(v.precision, op);
+            let xor = step08_xor(v.precision, op);
+            let i = match accesses.iter().position(|a| a.xor == xor && a.reads == reads) {
+                Some(i) => i,
+                None => {
+                    accesses.push(Access { kinds: Vec::new(), xor, reads, users: Vec::new() });
+                    accesses.len() - 1
                 }
-                let fill = if hot { lane_tint(r * 31 / (rows - 1).max(1)) } else { FAINT.to_string() };
-                let (x, y) = (x0 + group as f64 * cw, top + line_ as f64 * ch);
-                doc = doc.add(rect(x, y, cw, ch, &fill).set("stroke", "white")).add(
-                    text(x + cw / 2.0, y + ch * 0.68, format!("{r}.{c}"))
-                        .set("font-size", 13)
+            };
+            let a = &mut accesses[i];
+            if !a.kinds.contains(&kind) {
+                a.kinds.push(kind);
+            }
+            a.users.push((name, v.precision));
+        }
+    }
+    let panels = accesses
+        .into_iter()
+        .map(|a| {
+            // "ldmatrix", or "32-/64-bit loads"
+            let kind = if a.kinds.len() == 1 {
+                a.kinds[0].clone()
+            } else {
+                let bits: Vec<&str> = a.kinds.iter().map(|k| k.split('-').next().unwrap_or_default()).collect();
+                format!("{}-bit loads", bits.join("-/"))
+            };
+            let who: Vec<String> = ["A", "B"]
+                .iter()
+                .filter_map(|op| {
+                    let ps: Vec<String> = a.users.iter().filter(|u| u.0 == *op).map(|u| u.1.to_string()).collect();
+                    (!ps.is_empty()).then(|| format!("{op} in {}", ps.join(" ")))
+                })
+                .collect();
+            SwizzlePanel { kind, xor: a.xor, reads: a.reads, users: who.join(", ") }
+        })
+        .collect::<Vec<_>>();
+    swizzle(
+        &[
+            &format!("{}: the swizzle", step.name),
+            "row r, chunk c (16 B) is stored at chunk",
+            "c ^ x(r) of its 128-byte line; columns: the",
+            "8 chunk positions of a line, 4 banks each",
+        ],
+        &panels,
+    )
+}
+
+/// One access over a swizzled tile, for [`swizzle`].
+struct SwizzlePanel {
+    /// The instruction(s): "ldmatrix".
+    kind: String,
+    xor: Xor,
+    /// The (row, chunk) pairs the access reads at once.
+    reads: BTreeSet<(usize, usize)>,
+    /// Who reads this way ("A in fp16 bf16"); empty for none.
+    users: String,
+}
+
+/// An XOR swizzle of 16-byte chunks: for each panel's access, the rows it reads as 128-byte
+/// lines over the eight four-bank positions, stored plain and swizzled, the chunks it reads
+/// coloured by row, and the passes (wavefronts) each layout needs.
+fn swizzle(lines: &[&str], panels: &[SwizzlePanel]) -> Document {
+    let (cw, ch, label_w, gap): (f64, f64, f64, f64) = (28.0, 26.0, 26.0, 12.0);
+    let grid = 8.0 * cw;
+    let x_plain = 12.0 + label_w;
+    let x_swz = x_plain + grid + gap + label_w;
+    let w = x_swz + grid + 12.0;
+    let rows = |p: &SwizzlePanel| p.reads.iter().map(|r| r.0 + 1).max().unwrap_or(1);
+    let mut top = 26.0 + 22.0 * lines.len() as f64 + 8.0;
+    let h = top + panels.iter().map(|p| 160.0 + rows(p) as f64 * ch).sum::<f64>();
+    let mut doc = heading(document(w.round() as u32, h.round() as u32), lines);
+    for panel in panels {
+        let rows = rows(panel);
+        let chunks: BTreeSet<usize> = panel.reads.iter().map(|r| r.1).collect();
+        let title =
+            format!("{}: {rows} rows x {} chunk{}", panel.kind, chunks.len(), if chunks.len() == 1 { "" } else { "s" });
+        doc = doc.add(text(12.0, top + 20.0, title).set("font-weight", "bold"));
+        let note = if panel.users.is_empty() {
+            panel.xor.formula().to_string()
+        } else {
+            format!("{}: {}", panel.xor.formula(), panel.users)
+        };
+        doc = doc.add(text(12.0, top + 42.0, note).set("font-size", SMALL));
+        let grid_top = top + 96.0;
+        for (x0, swizzled) in [(x_plain, false), (x_swz, true)] {
+            let x = |r: usize| if swizzled { panel.xor.of(r) } else { 0 };
+            doc = doc
+                .add(text(x0, grid_top - 34.0, if swizzled { "swizzled" } else { "plain" }).set("font-weight", "bold"))
+                .add(
+                    text(x0 - 4.0, grid_top - 8.0, if swizzled { "x" } else { "r" })
+                        .set("font-size", SMALL)
+                        .set("text-anchor", "end")
+                        .set("font-style", "italic"),
+                );
+            for pos in 0..8 {
+                doc = doc.add(
+                    text(x0 + (pos as f64 + 0.5) * cw, grid_top - 8.0, format!("{pos}"))
+                        .set("font-size", SMALL)
                         .set("text-anchor", "middle")
-                        .set("font-weight", if hot { "bold" } else { "normal" }),
+                        .set("fill", "#666666"),
                 );
             }
+            let mut per_pos = [0usize; 8];
+            for r in 0..rows {
+                let y = grid_top + r as f64 * ch;
+                doc = doc.add(
+                    text(x0 - 4.0, y + ch * 0.7, format!("{}", if swizzled { x(r) } else { r }))
+                        .set("font-size", SMALL)
+                        .set("text-anchor", "end"),
+                );
+                for (pos, count) in per_pos.iter_mut().enumerate() {
+                    let c = pos ^ x(r);
+                    let hot = panel.reads.contains(&(r, c));
+                    if hot {
+                        *count += 1;
+                    }
+                    let fill = if hot { lane_tint(r * 31 / (rows - 1).max(1)) } else { FAINT.to_string() };
+                    let cx = x0 + pos as f64 * cw;
+                    doc = doc.add(rect(cx, y, cw, ch, &fill).set("stroke", "white").set("stroke-width", 1.5)).add(
+                        text(cx + cw / 2.0, y + ch * 0.7, format!("{c}"))
+                            .set("font-size", SMALL)
+                            .set("text-anchor", "middle")
+                            .set("font-weight", if hot { "bold" } else { "normal" })
+                            .set("fill", if hot { INK } else { "#8a8a8a" }),
+                    );
+                }
+            }
+            let passes = per_pos.iter().copied().max().unwrap_or(1);
+            let used: Vec<usize> = (0..8).filter(|&p| per_pos[p] > 0).collect();
+            let worst: Vec<usize> = (0..8).filter(|&p| per_pos[p] == passes).collect();
+            let detail = if passes == 1 {
+                format!("{} chunks in {} banks", used.len(), 4 * used.len())
+            } else {
+                let (lo, hi) = (worst[0], worst[worst.len() - 1]);
+                format!("{passes} rows in banks {}-{}", 4 * lo, 4 * hi + 3)
+            };
+            let below = grid_top + rows as f64 * ch;
+            doc = doc
+                .add(
+                    text(x0, below + 24.0, format!("{passes} pass{}", if passes == 1 { "" } else { "es" }))
+                        .set("font-weight", "bold"),
+                )
+                .add(text(x0, below + 44.0, detail).set("font-size", SMALL));
         }
-        let passes = groups.iter().max().copied().unwrap_or(1);
-        doc = doc.add(
-            text(x0, top + lines as f64 * ch + 30.0, format!("{passes} pass{}", if passes == 1 { "" } else { "es" }))
-                .set("font-weight", "bold"),
+        top = grid_top + rows as f64 * ch + 64.0;
+    }
+    doc
+}
+
+// ---------------------------------------------------------------- step 9: producer and consumers
+
+/// True for a kernel whose pipeline is synchronised by mbarriers (step 9: producer and consumer
+/// warpgroups), not by one `__syncthreads` per K-tile.
+fn uses_mbarriers(g: &Geometry) -> bool {
+    g.step.kernel.code.contains("mbarrier.")
+}
+
+/// A line with an arrowhead at its last point, through `points`.
+fn arrow(points: &[(f64, f64)], colour: &str) -> Group {
+    let path: Vec<String> = points.iter().map(|(x, y)| format!("{x},{y}")).collect();
+    let (x1, y1) = points[points.len() - 2];
+    let (x2, y2) = points[points.len() - 1];
+    let len = ((x2 - x1).powi(2) + (y2 - y1).powi(2)).sqrt().max(1e-9);
+    let (ux, uy) = ((x2 - x1) / len, (y2 - y1) / len);
+    let r = |v: f64| (v * 10.0).round() / 10.0;
+    let (bx, by) = (x2 - 11.0 * ux, y2 - 11.0 * uy);
+    let head = format!(
+        "{},{} {},{} {},{}",
+        r(x2),
+        r(y2),
+        r(bx - 6.0 * uy),
+        r(by + 6.0 * ux),
+        r(bx + 6.0 * uy),
+        r(by - 6.0 * ux)
+    );
+    // The line stops inside the head, so that its end does not poke out of the point.
+    let mut shaft = path;
+    shaft.pop();
+    shaft.push(format!("{},{}", r(x2 - 8.0 * ux), r(y2 - 8.0 * uy)));
+    Group::new()
+        .add(
+            Polyline::new()
+                .set("points", shaft.join(" "))
+                .set("fill", "none")
+                .set("stroke", colour)
+                .set("stroke-width", 3),
+        )
+        .add(Polygon::new().set("points", head).set("fill", colour))
+}
+
+/// A numbered marker: a dark disc with the number in white.
+fn number_mark(x: f64, y: f64, n: usize) -> Group {
+    Group::new().add(Circle::new().set("cx", x).set("cy", y).set("r", 11).set("fill", INK)).add(
+        text(x, y + 5.5, format!("{n}"))
+            .set("font-size", SMALL)
+            .set("font-weight", "bold")
+            .set("fill", "white")
+            .set("text-anchor", "middle"),
+    )
+}
+
+/// A box with bold text and smaller lines under it, centred.
+fn labelled_box(x: f64, y: f64, w: f64, h: f64, fill: &str, bold: &str, small: &[String]) -> Group {
+    let mut gr = Group::new()
+        .add(rect(x, y, w, h, fill).set("rx", 6).set("stroke", INK).set("stroke-width", 1.5))
+        .add(text(x + w / 2.0, y + 22.0, bold).set("font-weight", "bold").set("text-anchor", "middle"));
+    for (i, l) in small.iter().enumerate() {
+        gr = gr.add(
+            text(x + w / 2.0, y + 42.0 + 18.0 * i as f64, l.as_str())
+                .set("font-size", SMALL)
+                .set("text-anchor", "middle"),
         );
     }
-    doc.add(text(16.0, top - 6.0, "columns: groups of 4 banks").set("font-size", SMALL))
+    gr
+}
+
+/// A step whose K loop runs on mbarriers (step 9): its warpgroups, one producer and BM / 64
+/// consumers (step09-wgmma-tma/src/kernel.cu:42-43), the ring of STAGES buffers with their full and
+/// empty barriers (lines 295, 307-309), and the five moves of a K-tile through it: the producer's
+/// TMA copy completing `full` (lines 327-343), the consumers' wait on `full` (line 363), their
+/// wgmma, their arrival on `empty` in every block of the cluster (lines 355-358), and the
+/// producer's wait on `empty` before it reuses the buffer (line 326).
+fn pipeline(g: &Geometry) -> Result<Option<Document>, String> {
+    if !uses_mbarriers(g) {
+        return Ok(None);
+    }
+    let [bm, bn, bk, stages] = g.defines(["BM", "BN", "BK", "STAGES"])?;
+    let cluster = g.define("CLUSTER").unwrap_or(1);
+    let warpgroups = g.launch.threads_per_block() as usize / 128;
+    let consumers = bm / 64;
+    if warpgroups != consumers + 1 {
+        return Err(format!("{}: {warpgroups} warpgroups for BM = {bm}", g.step.id()));
+    }
+    // kernel.cu:44-48: A_BYTES = BM rows of 128 B; B_BYTES = BN x BK elements, two planes for 3xTF32.
+    let planes = if g.step.precision == Precision::Tf32x3 { 2 } else { 1 };
+    let stage_bytes = bm * 128 + bn * bk * g.step.precision.input().bytes() * planes;
+    let (producer_c, consumer_c, full_c, empty_c) = (WARP[1], WARP[0], WARP[4], WARP[2]);
+
+    // Columns: the full barriers, the buffers, the empty barriers; the cluster's other blocks.
+    let (full_x, full_w) = (16.0, 76.0);
+    let (buf_x, buf_w) = (full_x + full_w + 26.0, 154.0);
+    let (empty_x, empty_w) = (buf_x + buf_w + 26.0, 86.0);
+    let right = empty_x + empty_w;
+    let (peer_x, peer_w) = (right + 28.0, 536.0 - 16.0 - right - 28.0);
+    // Rows: producer, ring, consumers, then the numbered notes.
+    let (prod_y, prod_h) = (126.0, 60.0);
+    let (ring_y, row_h) = (prod_y + prod_h + 60.0, 40.0);
+    let ring_bottom = ring_y + row_h * stages as f64 - 6.0;
+    let (cons_y, cons_h) = (ring_bottom + 60.0, 96.0);
+    let notes_y = cons_y + cons_h + 40.0;
+    let copy_peers = if cluster > 2 { format!("blocks 1-{}", cluster - 1) } else { "block 1".into() };
+    let notes: Vec<(usize, Vec<String>)> = vec![
+        (
+            1,
+            vec![
+                format!("TMA: tile t's A ({bm} x {bk}) and B ({bk} x {bn}) into"),
+                format!("buffer t % {stages}, each block copying {} of B's", bn / cluster),
+                "columns for the whole cluster (multicast);".into(),
+                format!("the {} KiB complete on full", stage_bytes / 1024),
+            ],
+        ),
+        (2, vec!["the consumers wait until full".into()]),
+        (3, vec![format!("each multiplies its 64 x {bn} of C (wgmma)")]),
+        (
+            4,
+            vec![
+                "when those wgmma are done, each consumer arrives on".into(),
+                format!(
+                    "empty in {}: empty completes at {} arrivals",
+                    if cluster == 2 { "both blocks".to_string() } else { format!("all {cluster} blocks") },
+                    consumers * cluster
+                ),
+            ],
+        ),
+        (5, vec![format!("the producer waits on empty, then copies tile t + {stages}")]),
+    ];
+    let note_lines: usize = notes.iter().map(|n| n.1.len()).sum();
+    let (w, h) = (536.0, notes_y + 22.0 * note_lines as f64 + 16.0);
+
+    let mut doc = heading(
+        document(w as u32, h as u32),
+        &[
+            &format!("{}: one block ({})", g.step.name, g.step.precision),
+            &format!("BM = {bm}: 1 producer + {consumers} consumer warpgroups"),
+            &format!("a ring of STAGES = {stages} buffers, 2 mbarriers each"),
+            &format!("CLUSTER = {cluster} blocks share each B tile"),
+        ],
+    );
+    // The producer.
+    doc = doc.add(labelled_box(
+        full_x,
+        prod_y,
+        right - full_x,
+        prod_h,
+        "#fbe3cc",
+        "warpgroup 0: producer",
+        &["one thread issues every TMA copy".into()],
+    ));
+    // The ring: per buffer its full barrier, the buffer, its empty barrier.
+    let pill = |x: f64, y: f64, w: f64, fill: &str, label: String| {
+        Group::new()
+            .add(rect(x, y, w, row_h - 6.0, fill).set("rx", (row_h - 6.0) / 2.0))
+            .add(text(x + w / 2.0, y + row_h * 0.55, label).set("font-size", SMALL).set("text-anchor", "middle"))
+    };
+    for s in 0..stages {
+        let y = ring_y + row_h * s as f64;
+        let tile = if s == 0 { "tile t".to_string() } else { format!("tile t+{s}") };
+        doc = doc
+            .add(pill(full_x, y, full_w, "#cfe8c9", format!("full {s}")))
+            .add(rect(buf_x, y, buf_w, row_h - 6.0, FAINT).set("stroke", INK).set("stroke-width", 1))
+            .add(
+                text(buf_x + buf_w / 2.0, y + row_h * 0.55, format!("buffer {s}: {tile}"))
+                    .set("font-size", SMALL)
+                    .set("text-anchor", "middle"),
+            )
+            .add(pill(empty_x, y, empty_w, "#f6d0d0", format!("empty {s}")))
+            .add(arrow(
+                &[(buf_x - 2.0, y + (row_h - 6.0) / 2.0), (full_x + full_w + 1.0, y + (row_h - 6.0) / 2.0)],
+                full_c,
+            ));
+    }
+    // The consumers, side by side.
+    let cw = (right - full_x - 8.0 - 8.0 * (consumers as f64 - 1.0)) / consumers as f64;
+    doc = doc.add(rect(full_x, cons_y, right - full_x, cons_h, "#dbe5f1").set("rx", 6));
+    for c in 0..consumers {
+        let x = full_x + 4.0 + (cw + 8.0) * c as f64;
+        doc = doc.add(labelled_box(
+            x,
+            cons_y + 4.0,
+            cw,
+            cons_h - 8.0,
+            "white",
+            &format!("warpgroup {}", c + 1),
+            &["consumer".into(), format!("C rows {}-{}", 64 * c, 64 * c + 63)],
+        ));
+    }
+    // The moves, numbered as in the notes: 1 copy, 2 wait full, 3 wgmma, 4 arrive empty, 5 wait empty.
+    let (full_mid, buf_mid, empty_mid) = (full_x + full_w / 2.0, buf_x + buf_w / 2.0, empty_x + empty_w / 2.0);
+    doc = doc
+        .add(arrow(&[(buf_mid, prod_y + prod_h), (buf_mid, ring_y - 2.0)], producer_c))
+        .add(number_mark(buf_mid + 22.0, (prod_y + prod_h + ring_y) / 2.0, 1))
+        .add(arrow(&[(full_mid, ring_bottom), (full_mid, cons_y - 2.0)], full_c))
+        .add(number_mark(full_mid + 22.0, (ring_bottom + cons_y) / 2.0, 2))
+        .add(arrow(&[(buf_mid, ring_bottom), (buf_mid, cons_y - 2.0)], consumer_c))
+        .add(number_mark(buf_mid + 22.0, (ring_bottom + cons_y) / 2.0, 3))
+        .add(arrow(&[(empty_mid, cons_y), (empty_mid, ring_bottom + 2.0)], empty_c))
+        .add(number_mark(empty_mid + 22.0, (ring_bottom + cons_y) / 2.0, 4))
+        .add(arrow(&[(empty_mid, ring_y - 6.0), (empty_mid, prod_y + prod_h + 2.0)], empty_c))
+        .add(number_mark(empty_mid + 22.0, (prod_y + prod_h + ring_y) / 2.0, 5));
+    // The other blocks of the cluster: B from this producer, arrivals from these consumers.
+    if cluster > 1 {
+        let peer_mid = peer_x + peer_w / 2.0;
+        doc = doc
+            .add(
+                rect(peer_x, ring_y, peer_w, ring_bottom - ring_y, "#f6f6f6")
+                    .set("stroke", INK)
+                    .set("stroke-dasharray", "6 4")
+                    .set("rx", 6),
+            )
+            .add(text(peer_mid, ring_y + 26.0, copy_peers).set("font-weight", "bold").set("text-anchor", "middle"));
+        for (i, l) in ["of the cluster:", "its own ring,", "producer and", "consumers"].iter().enumerate() {
+            doc = doc.add(
+                text(peer_mid, ring_y + 50.0 + 19.0 * i as f64, *l)
+                    .set("font-size", SMALL)
+                    .set("text-anchor", "middle"),
+            );
+        }
+        doc = doc
+            .add(arrow(
+                &[(right, prod_y + prod_h / 2.0), (peer_mid, prod_y + prod_h / 2.0), (peer_mid, ring_y - 2.0)],
+                producer_c,
+            ))
+            .add(number_mark(peer_mid + 22.0, (prod_y + prod_h + ring_y) / 2.0, 1))
+            .add(arrow(
+                &[(right, cons_y + cons_h / 2.0), (peer_mid, cons_y + cons_h / 2.0), (peer_mid, ring_bottom + 2.0)],
+                empty_c,
+            ))
+            .add(number_mark(peer_mid + 22.0, (ring_bottom + cons_y) / 2.0, 4));
+    }
+    // The notes.
+    let mut y = notes_y;
+    for (n, lines) in notes {
+        doc = doc.add(number_mark(28.0, y - 6.0, n));
+        for l in lines {
+            doc = doc.add(text(48.0, y, l).set("font-size", SMALL));
+            y += 22.0;
+        }
+    }
+    Ok(Some(doc))
 }
 
 #[cfg(test)]
@@ -611,11 +1066,50 @@ mod tests {
         let all = super::generate().unwrap();
         assert_eq!(all, super::generate().unwrap(), "byte-stable output");
         for step in steps::ALL {
-            assert!(all.keys().any(|k| k.contains(&step.id())), "no diagram for {}", step.id());
+            assert!(all.keys().any(|k| k.contains(step.name)), "no diagram for {}", step.name);
         }
         assert!(all["diagrams/step03-smem-banks.svg"].contains("32 lanes in one bank: 32 passes"));
         assert!(all["diagrams/step04-bankfree-banks.svg"].contains("32 lanes in 32 banks: one pass"));
         assert!(all["diagrams/step01-naive-warp.svg"].contains("A: 32 sectors"));
         assert!(all["diagrams/step02-coalesce-warp.svg"].contains("B: 4 sectors"));
+    }
+
+    #[test]
+    fn step08_swizzle_spreads_every_access() {
+        let all = super::generate().unwrap();
+        let d = &all["diagrams/step08-mma-ldmatrix-swizzle.svg"];
+        // ldmatrix: 8 rows in one position unswizzled, 8 positions swizzled; the 32- and 64-bit
+        // loads: 4 rows in two positions, then 8 positions.
+        for s in
+            ["8 passes", "8 rows in banks 0-3", "4 passes", "4 rows in banks 0-7", "x(r) = r % 8", "x(r) = 2 (r % 4)"]
+        {
+            assert!(d.contains(s), "step 8 swizzle: no {s:?}");
+        }
+        assert_eq!(d.matches("8 chunks in 32 banks").count(), 2);
+        assert!(d.contains("A in fp16 bf16 tf32 3xtf32, B in fp16 bf16"));
+        assert!(d.contains("A in fp64, B in tf32 fp64 3xtf32"));
+        // Once per step, not per precision.
+        assert_eq!(all.keys().filter(|k| k.contains("swizzle") && k.contains("step08")).count(), 1);
+    }
+
+    #[test]
+    fn step09_gets_its_pipeline_and_no_barrier_timeline() {
+        let all = super::generate().unwrap();
+        let d = &all["diagrams/step09-wgmma-tma-pipeline.svg"];
+        for s in [
+            "BM = 128: 1 producer + 2 consumer warpgroups",
+            "STAGES = 4",
+            "CLUSTER = 2",
+            "empty 3",
+            "full 3",
+            "4 arrivals",
+        ] {
+            assert!(d.contains(s), "step 9 pipeline: no {s:?}");
+        }
+        assert!(!d.contains("empty 4"));
+        assert!(!all.keys().any(|k| k.starts_with("diagrams/step09") && k.ends_with("-timeline.svg")));
+        assert_eq!(all.keys().filter(|k| k.contains("pipeline")).count(), 1);
+        // The cp.async steps keep theirs.
+        assert!(all.contains_key("diagrams/step08-mma-ldmatrix-fp16-timeline.svg"));
     }
 }
