@@ -66,7 +66,7 @@ pub struct Row {
 impl Row {
     /// The fastest cuBLAS configuration measured for this row.
     pub fn fastest(&self) -> Option<(CublasConfig, Timing)> {
-        self.configs.iter().copied().min_by(|a, b| a.1.median_ms.total_cmp(&b.1.median_ms))
+        crate::lt::fastest(&self.configs)
     }
 }
 

@@ -4,6 +4,7 @@
 //! the cuBLAS configurations ([`CublasConfig`]), in the same process.
 
 use crate::device::Gpu;
+use crate::measure::Timing;
 use crate::precision::{Elem, Precision};
 use crate::problem::{Gemm, Shape};
 use crate::step::DeviceMatrix;
@@ -46,6 +47,11 @@ impl CublasConfig {
             CublasConfig::Lt16BitC => "cublasLt 16-bit C",
         }
     }
+}
+
+/// The fastest of the cuBLAS configurations timed on one problem.
+pub fn fastest(timed: &[(CublasConfig, Timing)]) -> Option<(CublasConfig, Timing)> {
+    timed.iter().copied().min_by(|a, b| a.1.median_ms.total_cmp(&b.1.median_ms))
 }
 
 fn lt_type(e: Elem) -> sys::cudaDataType {

@@ -80,8 +80,8 @@ pub struct HostCall<'a> {
 #[derive(Default)]
 pub struct Workspace {
     buffers: HashMap<&'static str, CudaSlice<u8>>,
-    /// Host-side descriptors (step 9's tensor maps) by what they were made from.
-    descriptors: HashMap<Vec<u64>, Box<[u8]>>,
+    /// Step 9's tensor maps, by what they were made from.
+    tensor_maps: HashMap<Vec<u64>, crate::hopper::TensorMap>,
 }
 
 impl Workspace {
@@ -94,19 +94,19 @@ impl Workspace {
         Ok(self.buffers[name].device_ptr(&gpu.stream).0)
     }
 
-    /// A descriptor made by `make` from the values in `key`, made once and then reused: a tensor
-    /// map costs microseconds of host time, which a timed run of a small GEMM would feel.
-    pub fn descriptor<T: Copy>(&mut self, key: Vec<u64>, make: impl FnOnce() -> Result<T>) -> Result<T> {
-        if !self.descriptors.contains_key(&key) {
-            let value = make()?;
-            // SAFETY: T is plain data (Copy); its bytes are stored and read back as a T.
-            let bytes =
-                unsafe { std::slice::from_raw_parts(&value as *const T as *const u8, std::mem::size_of::<T>()) };
-            self.descriptors.insert(key.clone(), bytes.into());
+    /// The tensor map `make` builds from the values in `key`, made once and then reused: a
+    /// tensor map costs microseconds of host time, which a timed run of a small GEMM would feel.
+    pub fn tensor_map(
+        &mut self,
+        key: Vec<u64>,
+        make: impl FnOnce() -> Result<crate::hopper::TensorMap>,
+    ) -> Result<crate::hopper::TensorMap> {
+        if let Some(map) = self.tensor_maps.get(&key) {
+            return Ok(*map);
         }
-        let bytes = &self.descriptors[&key];
-        // SAFETY: the bytes were written from a T above (the key space belongs to one T per caller).
-        Ok(unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const T) })
+        let map = make()?;
+        self.tensor_maps.insert(key, map);
+        Ok(map)
     }
 }
 
@@ -151,6 +151,11 @@ impl Launch {
     pub fn define(mut self, name: &'static str, value: i64) -> Launch {
         self.defines.push((name, value));
         self
+    }
+
+    /// The value of the define `name`, if the launch passes it.
+    pub fn value(&self, name: &str) -> Option<i64> {
+        self.defines.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
     }
 
     pub fn threads_per_block(&self) -> u32 {

@@ -72,10 +72,6 @@ pub fn launch_with(s: &Shape, p: Precision, t: Tiles) -> Launch {
 }
 // ANCHOR_END: launch
 
-fn define(launch: &Launch, name: &str) -> usize {
-    launch.defines.iter().find(|(n, _)| *n == name).map_or(0, |&(_, v)| v as usize)
-}
-
 // ANCHOR: host
 /// One GEMM: tensor maps for A and B, then the cluster launch of `sgemm`. A matrix whose rows
 /// the TMA cannot address (a row pitch not a multiple of 16 bytes: K or N not a multiple of 8
@@ -87,8 +83,7 @@ fn run(call: &mut HostCall<'_>) -> Result<()> {
     let Shape { m, n, k } = call.gemm.shape;
     let elem = p.input();
     let w = elem.bytes();
-    let (bm, bn, bk, cluster) =
-        (define(launch, "BM"), define(launch, "BN"), define(launch, "BK"), define(launch, "CLUSTER"));
+    let [bm, bn, bk, cluster] = ["BM", "BN", "BK", "CLUSTER"].map(|d| launch.value(d).unwrap_or(0) as usize);
     // Elements in a row of `len` rounded up to 16 bytes (at least one: K = 0 reads nothing, but
     // a tensor map still needs a pitch).
     let aligned = |len: usize| len.max(1).div_ceil(TMA_ALIGN / w) * (TMA_ALIGN / w);
@@ -103,7 +98,7 @@ fn run(call: &mut HostCall<'_>) -> Result<()> {
     }
     // Tensor maps are made once per buffer and shape and then reused (cuBLAS keeps its plans too).
     let key = |what: u64, ptr: u64| vec![what, ptr, m as u64, n as u64, k as u64, bm as u64, bn as u64, cluster as u64];
-    let tm_a = call.workspace.descriptor(key(0, a_ptr), || tensor_map(elem, a_ptr, &[k, m], &[a_pitch], &[bk, bm]))?;
+    let tm_a = call.workspace.tensor_map(key(0, a_ptr), || tensor_map(elem, a_ptr, &[k, m], &[a_pitch], &[bk, bm]))?;
 
     let tm_b = if matches!(p, Precision::F16 | Precision::Bf16) {
         // B, N-major as it is: boxes of 64 columns (128 bytes) by BK rows.
@@ -114,7 +109,7 @@ fn run(call: &mut HostCall<'_>) -> Result<()> {
             copy_pitched(gpu, b_ptr, b_pitch, copy, pitch, n * w, k)?;
             (b_ptr, b_pitch) = (copy, pitch);
         }
-        call.workspace.descriptor(key(1, b_ptr), || tensor_map(elem, b_ptr, &[n, k], &[b_pitch], &[64, bk]))?
+        call.workspace.tensor_map(key(1, b_ptr), || tensor_map(elem, b_ptr, &[n, k], &[b_pitch], &[64, bk]))?
     } else {
         // B^T, K-major, in one (TF32) or two (3xTF32: big, small) planes of N rows.
         let planes = if p == Precision::Tf32x3 { 2 } else { 1 };
@@ -128,7 +123,7 @@ fn run(call: &mut HostCall<'_>) -> Result<()> {
             let grid = (ceil_div(n, 32) as u32, ceil_div(k, 32) as u32, 1);
             hopper::launch(gpu, &prepare, grid, (256, 1, 1), 0, (1, 1, 1), &mut args)?;
         }
-        call.workspace.descriptor(key(2, bt), || {
+        call.workspace.tensor_map(key(2, bt), || {
             if planes == 1 {
                 tensor_map(elem, bt, &[k, n], &[ldt * w], &[bk, bn / cluster])
             } else {

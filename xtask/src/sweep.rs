@@ -133,7 +133,7 @@ pub fn run(Args { out, steps: keys, shapes }: Args) -> Result<(), String> {
             let passed = verified.passed();
             failures += usize::from(!passed);
             let timed = configs.get(&step.precision).cloned().unwrap_or_default();
-            let fastest = timed.iter().min_by(|a, b| a.1.median_ms.total_cmp(&b.1.median_ms));
+            let fastest = common::lt::fastest(&timed);
             let of_fastest = fastest.map_or(String::new(), |(_, t)| {
                 format!(" ({:.1}% of the fastest)", 100.0 * t.median_ms / cmp.kernel.median_ms)
             });

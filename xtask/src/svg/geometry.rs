@@ -22,7 +22,7 @@ impl Geometry {
 
     /// A compile-time define the launch passes to the kernel.
     pub fn define(&self, name: &str) -> Option<usize> {
-        self.launch.defines.iter().find(|(n, _)| *n == name).map(|&(_, v)| v as usize)
+        self.launch.value(name).map(|v| v as usize)
     }
 
     /// Every define, or an error naming the step and the missing one.
