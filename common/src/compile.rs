@@ -190,6 +190,10 @@ fn compile_uncached(source: &KernelSource, defines: &[(&str, i64)], arch: &str) 
         // Line info costs nothing at run time and lets Nsight Compute and compute-sanitizer
         // point at source lines.
         "-lineinfo".to_string(),
+        // Functions without __device__ are device code: NVRTC compiles no host code anyway,
+        // and a lambda with an `auto` parameter (step 9's K loop, compiled for two tile widths)
+        // cannot be annotated.
+        "-default-device".to_string(),
     ];
     options.extend(defines.iter().map(|(n, v)| format!("-D{n}={v}")));
     let include_dirs = cuda_include_dirs();

@@ -25,6 +25,8 @@ pub struct Gpu {
     pub bus_width_bits: u32,
     pub l2_bytes: u32,
     pub max_smem_per_block_optin: u32,
+    /// The timing gate ([`crate::gate`]), made on first use.
+    gate: std::sync::OnceLock<Result<crate::gate::Gate>>,
 }
 
 /// Whether libcuda can be loaded. cudarc panics on first use when it cannot, so ask first.
@@ -103,10 +105,16 @@ impl Gpu {
             l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
             max_smem_per_block_optin: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
             driver_version,
+            gate: Default::default(),
             ordinal,
             stream,
             ctx,
         })
+    }
+
+    /// The gate that timed runs wait behind (compiled on first use).
+    pub fn gate(&self) -> Result<&crate::gate::Gate> {
+        self.gate.get_or_init(|| crate::gate::Gate::new(self)).as_ref().map_err(Clone::clone)
     }
 
     /// The NVRTC target for this exact GPU, e.g. `sm_90`.

@@ -111,6 +111,59 @@ pub fn arg<T>(value: &T) -> *mut c_void {
     value as *const T as *mut c_void
 }
 
+/// A launch configuration on the harness stream with one attribute (the cluster's shape).
+fn config(
+    gpu: &Gpu,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    smem_bytes: u32,
+    attr: &mut sys::CUlaunchAttribute,
+) -> sys::CUlaunchConfig {
+    sys::CUlaunchConfig {
+        gridDimX: grid.0,
+        gridDimY: grid.1,
+        gridDimZ: grid.2,
+        blockDimX: block.0,
+        blockDimY: block.1,
+        blockDimZ: block.2,
+        sharedMemBytes: smem_bytes,
+        hStream: gpu.stream.cu_stream(),
+        attrs: attr,
+        numAttrs: 1,
+    }
+}
+
+fn cluster_attr(cluster: (u32, u32, u32)) -> sys::CUlaunchAttribute {
+    // SAFETY: a plain C struct; zero is a valid value of every field.
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim =
+        sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x: cluster.0, y: cluster.1, z: cluster.2 };
+    attr
+}
+
+/// How many clusters of `cluster` blocks of `f` (with `block` threads and `smem_bytes` of dynamic
+/// shared memory each) the GPU runs at once: the size of a persistent grid.
+pub fn max_active_clusters(
+    gpu: &Gpu,
+    f: &CudaFunction,
+    block: (u32, u32, u32),
+    smem_bytes: u32,
+    cluster: (u32, u32, u32),
+) -> Result<u32> {
+    let mut attr = cluster_attr(cluster);
+    let config = config(gpu, cluster, block, smem_bytes, &mut attr);
+    let mut n = 0;
+    // SAFETY: the config and its one attribute are live for the call, which writes one int.
+    unsafe { sys::cuOccupancyMaxActiveClusters(&mut n, f.cu_function(), &config) }
+        .result()
+        .map_err(|e| Error::Cuda(format!("cuOccupancyMaxActiveClusters (clusters of {cluster:?}): {e}")))?;
+    if n <= 0 {
+        return Err(Error::BadInput(format!("not one cluster of {cluster:?} blocks fits on this GPU")));
+    }
+    Ok(n as u32)
+}
+
 /// Launches `f` on the harness stream as a grid of thread-block clusters of `cluster` blocks
 /// (`cuLaunchKernelEx`), with `args` pointing to each kernel parameter in order.
 pub fn launch(
@@ -122,22 +175,8 @@ pub fn launch(
     cluster: (u32, u32, u32),
     args: &mut [*mut c_void],
 ) -> Result<()> {
-    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim =
-        sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x: cluster.0, y: cluster.1, z: cluster.2 };
-    let config = sys::CUlaunchConfig {
-        gridDimX: grid.0,
-        gridDimY: grid.1,
-        gridDimZ: grid.2,
-        blockDimX: block.0,
-        blockDimY: block.1,
-        blockDimZ: block.2,
-        sharedMemBytes: smem_bytes,
-        hStream: gpu.stream.cu_stream(),
-        attrs: &mut attr,
-        numAttrs: 1,
-    };
+    let mut attr = cluster_attr(cluster);
+    let config = config(gpu, grid, block, smem_bytes, &mut attr);
     // SAFETY: `args` has one pointer per kernel parameter, each to a live value of its type
     // (the caller's contract); the function belongs to this context.
     unsafe { sys::cuLaunchKernelEx(&config, f.cu_function(), args.as_mut_ptr(), std::ptr::null_mut()) }

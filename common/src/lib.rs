@@ -18,6 +18,7 @@ pub mod compile;
 pub mod data;
 pub mod device;
 pub mod error;
+pub mod gate;
 pub mod hopper;
 pub mod lt;
 pub mod measure;

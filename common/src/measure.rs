@@ -209,10 +209,12 @@ impl Default for TimingPlan {
 
 /// Times `launch` (which enqueues one run) with CUDA events around each run: warm-up
 /// first (module load, cuBLAS heuristics and clocks settle), then runs until the time
-/// budget or the repetition cap is reached. Returns the median.
+/// budget or the repetition cap is reached. Returns the median. Each timed run is queued
+/// behind the [gate](crate::gate), so the events time the GPU's work, not the host's.
 pub fn time_runs(gpu: &Gpu, plan: TimingPlan, mut launch: impl FnMut() -> Result<()>) -> Result<Timing> {
     let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
     let stop = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    let gate = gpu.gate()?;
     let t0 = Instant::now();
     let mut warm = 0;
     while warm < 2 || t0.elapsed() < plan.warmup {
@@ -223,10 +225,14 @@ pub fn time_runs(gpu: &Gpu, plan: TimingPlan, mut launch: impl FnMut() -> Result
     let t1 = Instant::now();
     let mut samples = Vec::new();
     while samples.len() < plan.min_reps || (t1.elapsed() < plan.measure && samples.len() < plan.max_reps) {
+        gate.close(gpu)?;
         start.record(&gpu.stream)?;
-        launch()?;
+        let queued = launch();
         stop.record(&gpu.stream)?;
+        gate.open();
+        queued?;
         let ms = start.elapsed_ms(&stop).map_err(|e| Error::Cuda(format!("a timed run failed: {e}")))?;
+        gate.check()?;
         samples.push(ms as f64);
     }
     Ok(Timing::from_samples(samples))

@@ -82,6 +82,8 @@ pub struct Workspace {
     buffers: HashMap<&'static str, CudaSlice<u8>>,
     /// Step 9's tensor maps, by what they were made from.
     tensor_maps: HashMap<Vec<u64>, crate::hopper::TensorMap>,
+    /// Counts the driver was asked for once (step 9's resident clusters), by what they depend on.
+    counts: HashMap<Vec<u64>, u32>,
 }
 
 impl Workspace {
@@ -107,6 +109,16 @@ impl Workspace {
         let map = make()?;
         self.tensor_maps.insert(key, map);
         Ok(map)
+    }
+
+    /// The count `make` asks the driver for, by the values in `key`, asked once.
+    pub fn count(&mut self, key: Vec<u64>, make: impl FnOnce() -> Result<u32>) -> Result<u32> {
+        if let Some(n) = self.counts.get(&key) {
+            return Ok(*n);
+        }
+        let n = make()?;
+        self.counts.insert(key, n);
+        Ok(n)
     }
 }
 

@@ -2,7 +2,8 @@
 //! step, verified and then timed against cuBLAS in the same precision, one table row each.
 
 use crate::device::Gpu;
-use crate::measure::{Prepared, TimingPlan, compare_prepared};
+use crate::lt::{CublasConfig, CublasLt};
+use crate::measure::{Prepared, TimingPlan, compare_prepared, time_cublas_configs};
 use crate::reference::Cublas;
 use crate::step::{Launch, Runner, Step};
 use crate::{Gemm, Precision, Result, Shape, data};
@@ -21,6 +22,8 @@ impl Candidate {
 
 /// Runs every candidate of every precision in `variants` (or only `only`) at `shape` and prints
 /// a Markdown table; a candidate that does not compile or verify gets its row and no time.
+/// Where cuBLAS has several configurations (cuBLASLt, a 16-bit C) the last column compares with
+/// the fastest of them, timed once per precision.
 pub fn run(
     variants: &[Step],
     shape: Shape,
@@ -29,14 +32,24 @@ pub fn run(
 ) -> Result<()> {
     let gpu = Gpu::shared()?;
     let cublas = Cublas::new(&gpu)?;
+    let mut lt = CublasLt::new(&gpu)?;
     let name = variants.first().map_or("", |s| s.name);
     println!("{name} tiles on {} at {shape}", gpu.describe());
-    println!("| precision | candidate | regs | smem (B) | GFLOP/s | % of cuBLAS | check |");
-    println!("|---|---|---:|---:|---:|---:|---|");
+    println!("| precision | candidate | regs | smem (B) | GFLOP/s | % of cuBLAS | % of fastest cuBLAS | check |");
+    println!("|---|---|---:|---:|---:|---:|---:|---|");
     let gemm = Gemm::new(shape, 1.0, 0.0);
     for step in variants.iter().filter(|s| only.is_none_or(|p| p == s.precision)) {
         let p = step.precision;
         let prepared = Prepared::new(&gpu, &cublas, &gemm, p, data::fresh_seed())?;
+        let fastest = if CublasConfig::for_precision(p).len() > 1 {
+            let timed = time_cublas_configs(&gpu, &cublas, &mut lt, &prepared, TimingPlan::default())?;
+            crate::lt::fastest(&timed).map(|(config, t)| {
+                println!("{p}: fastest cuBLAS {} ({:.0} GFLOP/s)", config.label(), t.gflops(&gemm));
+                t
+            })
+        } else {
+            None
+        };
         for c in candidates(p) {
             let launch = (c.launch)(&shape);
             let row = format!("| {p} | {} |", c.label);
@@ -44,24 +57,26 @@ pub fn run(
             let resources = match runner.load(&launch) {
                 Ok(l) => l.resources,
                 Err(e) => {
-                    println!("{row} - | - | - | - | {} |", e.to_string().lines().next().unwrap_or(""));
+                    println!("{row} - | - | - | - | - | {} |", e.to_string().lines().next().unwrap_or(""));
                     continue;
                 }
             };
             let verified = match prepared.check(&mut runner) {
                 Ok(v) => v,
                 Err(e) => {
-                    println!("{row} {} | {} | - | - | {e} |", resources.registers, launch.dynamic_smem_bytes);
+                    println!("{row} {} | {} | - | - | - | {e} |", resources.registers, launch.dynamic_smem_bytes);
                     return Err(e);
                 }
             };
             if !verified.passed() {
-                println!("{row} {} | {} | - | - | FAILED |", resources.registers, launch.dynamic_smem_bytes);
+                println!("{row} {} | {} | - | - | - | FAILED |", resources.registers, launch.dynamic_smem_bytes);
                 continue;
             }
             let cmp = compare_prepared(&mut runner, &cublas, &prepared, TimingPlan::default())?;
+            let of_fastest =
+                fastest.map_or("-".to_string(), |t| format!("{:.1}%", 100.0 * t.median_ms / cmp.kernel.median_ms));
             println!(
-                "{row} {} | {} | {:.0} | {:.1}% | ok ({} B spilled) |",
+                "{row} {} | {} | {:.0} | {:.1}% | {of_fastest} | ok ({} B spilled) |",
                 resources.registers,
                 launch.dynamic_smem_bytes,
                 cmp.kernel.gflops(&gemm),

@@ -11,15 +11,35 @@ use step09_wgmma_tma::{Tiles, VARIANTS, launch_with, tiles};
 /// Candidates per precision: the chosen tiles first, then one change at a time.
 fn candidates(p: Precision) -> Vec<Candidate> {
     let base = tiles(p);
-    let mut v = vec![base, Tiles { cluster: 1, ..base }, Tiles { stages: base.stages - 1, ..base }];
-    v.push(Tiles { stages: base.stages - 2, ..base });
+    let mut v = vec![
+        base,
+        Tiles { halves: false, ..base },
+        Tiles { persistent: false, ..base },
+        Tiles { persistent: false, group: 1, ..base },
+        Tiles { group: 1, ..base },
+        Tiles { group: 4, ..base },
+        Tiles { group: 16, ..base },
+        Tiles { cluster: 1, ..base },
+        Tiles { stages: base.stages - 1, ..base },
+    ];
     if p != Precision::Tf32x3 {
         v.push(Tiles { bn: 128, stages: 6, ..base });
-        v.push(Tiles { bn: 128, stages: 6, cluster: 1, ..base });
     }
     v.into_iter()
         .map(|t| {
-            let label = format!("{}x{}, {} stages, cluster {}", t.bm, t.bn, t.stages, t.cluster);
+            let label = format!(
+                "{}x{}, {} stages, cluster {}, group {}, {}",
+                t.bm,
+                t.bn,
+                t.stages,
+                t.cluster,
+                t.group,
+                match (t.persistent, step09_wgmma_tma::halves(p, t)) {
+                    (false, _) => "a cluster per job",
+                    (true, false) => "persistent",
+                    (true, true) => "persistent, halves",
+                }
+            );
             Candidate::new(label, move |s| launch_with(s, p, t))
         })
         .collect()

@@ -7,7 +7,9 @@
 // specialised: warpgroup 0 produces (issues TMA copies into a ring of STAGES buffers), the
 // others consume (wait for a full buffer, multiply, hand the buffer back). CLUSTER blocks that
 // compute vertically adjacent tiles of C share one B tile: each loads a part and the TMA
-// multicasts it into every block of the cluster.
+// multicasts it into every block of the cluster. The grid is persistent: one cluster per pair of
+// SMs, each walking through C's tiles (in groups that share rows of A and columns of B in L2),
+// so the producer loads the next tile while the consumers store the last one.
 //
 // Precisions (PREC):
 //   FP16, BF16: A and B from shared memory; B is N-major (row-major K x N), which wgmma reads
@@ -47,7 +49,11 @@ constexpr int B_PLANES = PREC == TF32X3 ? 2 : 1; // B^T big, B^T small
 constexpr int B_BYTES = BN * BK * (int)sizeof(elem_t) * B_PLANES;
 constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
 static_assert(BK * sizeof(elem_t) == ROW, "a tile row is one 128-byte swizzle row");
+constexpr int BOX_BYTES = 64 * ROW;              // a TMA box of B: 64 columns of C by BK
 static_assert(BM % 64 == 0 && (BN == 128 || BN == 256) && BN % (64 * CLUSTER) == 0, "tiles");
+// Half jobs (see Schedule): FP16 and BF16 only. TF32's K loop holds two sets of A fragments in
+// registers; a second copy of it for half-width tiles leaves too few, and ptxas serializes the wgmma.
+static_assert(!HALVES || ((PREC == FP16 || PREC == BF16) && BN / 2 % (64 * CLUSTER) == 0), "half jobs");
 static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "tiles start on the swizzle's 1024-byte period");
 // The TMA's multicast mask: every block of the cluster (0: no multicast).
 constexpr unsigned short MULTICAST = CLUSTER > 1 ? (1 << CLUSTER) - 1 : 0;
@@ -183,57 +189,55 @@ constexpr int NREG = BN / 2;
     "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
     "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127" \
     "}"
-// The operands after the accumulators are numbered from NREG on.
-#if BN == 256
-#define D_REGS D128
-#define D_OPERANDS ACC64(0), ACC64(64)
-#else
-#define D_REGS D64
-#define D_OPERANDS ACC64(0)
-#endif
-
 // ANCHOR: wgmma
+// wgmma<W>: d = A * B + (accumulate ? d : 0) for a 64 x W tile, W = BN or (half jobs) BN / 2;
+// a tile W wide uses the first W / 2 accumulators. The operands after them are numbered from W / 2.
 #if PREC == FP16 || PREC == BF16
 #if PREC == FP16
 #define TYPE "f16"
 #else
 #define TYPE "bf16"
 #endif
-// d = A * B + (accumulate ? d : 0), 64 x BN x 16, A (K-major) and B (N-major: transposed, the
-// last immediate) from shared memory.
+// 64 x W x 16, A (K-major) and B (N-major: transposed, the last immediate) from shared memory.
+template <int W>
 __device__ __forceinline__ void wgmma(float (&d)[NREG], unsigned long long a, unsigned long long b, int accumulate = 1) {
+    static_assert(W == 128 || W == 256, "wgmma tiles here are 128 or 256 wide");
 #if BN == 256
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " " D_REGS
-                 ", %128, %129, p, 1, 1, 0, 1;\n}\n"
-                 : D_OPERANDS
-                 : "l"(a), "l"(b), "r"(accumulate));
-#else
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " " D_REGS
-                 ", %64, %65, p, 1, 1, 0, 1;\n}\n"
-                 : D_OPERANDS
-                 : "l"(a), "l"(b), "r"(accumulate));
+    if constexpr (W == 256)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " " D128
+                     ", %128, %129, p, 1, 1, 0, 1;\n}\n"
+                     : ACC64(0), ACC64(64)
+                     : "l"(a), "l"(b), "r"(accumulate));
+    else
 #endif
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " " D64
+                     ", %64, %65, p, 1, 1, 0, 1;\n}\n"
+                     : ACC64(0)
+                     : "l"(a), "l"(b), "r"(accumulate));
 }
 #else
-// d = A * B + (accumulate ? d : 0), 64 x BN x 8 in TF32, A from registers (this warp's 16 rows,
-// as mma.m16n8k8 holds them), B (K-major) from shared memory.
+// 64 x W x 8 in TF32, A from registers (this warp's 16 rows, as mma.m16n8k8 holds them), B
+// (K-major) from shared memory.
+template <int W>
 __device__ __forceinline__ void wgmma(float (&d)[NREG], const unsigned (&a)[4], unsigned long long b,
                                       int accumulate = 1) {
+    static_assert(W == 128 || W == 256, "wgmma tiles here are 128 or 256 wide");
 #if BN == 256
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " D_REGS
-                 ", {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
-                 : D_OPERANDS
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
-#else
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " D_REGS
-                 ", {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-                 : D_OPERANDS
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
+    if constexpr (W == 256)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " D128
+                     ", {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+                     : ACC64(0), ACC64(64)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
+    else
 #endif
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " D64
+                     ", {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+                     : ACC64(0)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
 }
 #endif
 // ANCHOR_END: wgmma
@@ -254,6 +258,51 @@ __device__ __forceinline__ void store_pair(float* C, int r, int c, int M, int N,
     if (c + 1 < N) p[1] = beta == 0.0f ? alpha * v1 : alpha * v1 + beta * p[1];
 #endif
 }
+
+// ANCHOR: schedule
+// A job is one cluster's tile of C: CLUSTER vertically adjacent BM x BN block tiles. Jobs are
+// numbered down a group of GROUP cluster rows, one column of the group after another, then the
+// next group: the jobs running at the same time (consecutive numbers) cover a squarish patch of
+// C and share its rows of A and columns of B in L2, where row after row (GROUP = 1) every patch
+// would need all of B.
+__device__ __forceinline__ int2 job_origin(int job, int M, int N, unsigned rank) {
+    const int cols = CEIL_DIV(N, BN), rows = CEIL_DIV(CEIL_DIV(M, BM), CLUSTER);
+    const int first = job / (GROUP * cols) * GROUP, height = min(GROUP, rows - first);
+    const int in_group = job % (GROUP * cols);
+    const int row = first + in_group % height, col = in_group / height;
+    return make_int2((row * CLUSTER + (int)rank) * BM, col * BN);
+}
+
+template <int W>
+struct Width {
+    static constexpr int value = W;
+};
+
+// What a cluster computes in one turn: a block's tile of C at `at` (row, column), `width`
+// columns wide.
+struct Work {
+    int2 at;
+    int width;
+};
+// The clusters take jobs in turns: cluster c does jobs c, c + clusters, ... When the last turn
+// would leave more than half of the clusters idle (`tail` jobs for `clusters` clusters), its
+// jobs are cut in two halves of BN / 2 columns (HALVES), so that the last turn takes half as
+// long: `units` counts whole jobs and halves.
+struct Schedule {
+    int jobs, whole, units;
+    __device__ Schedule(int M, int N, int clusters) {
+        jobs = CEIL_DIV(CEIL_DIV(M, BM), CLUSTER) * CEIL_DIV(N, BN);
+        const int tail = jobs % clusters;
+        whole = HALVES && 2 * tail <= clusters ? jobs - tail : jobs;
+        units = whole + 2 * (jobs - whole);
+    }
+    __device__ Work unit(int u, int M, int N, unsigned rank) const {
+        if (u < whole) return {job_origin(u, M, N, rank), BN};
+        const int2 at = job_origin(whole + (u - whole) / 2, M, N, rank);
+        return {make_int2(at.x, at.y + (u - whole) % 2 * (BN / 2)), BN / 2};
+    }
+};
+// ANCHOR_END: schedule
 
 #if PREC == TF32 || PREC == TF32X3
 // ANCHOR: prepare_b
@@ -300,8 +349,10 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
 
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
     const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
-    const int blockRow = blockIdx.y * BM, blockCol = blockIdx.x * BN;
     const int tiles = CEIL_DIV(K, BK);
+    // This cluster's turns: its number in the grid, then every (clusters in the grid)-th unit.
+    const Schedule schedule(M, N, gridDim.x / CLUSTER);
+    const int first = blockIdx.x / CLUSTER, stride = gridDim.x / CLUSTER;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
@@ -320,28 +371,35 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
         // thread issues every copy.
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (tid == 0) {
-            for (int t = 0; t < tiles; ++t) {
-                const int s = t % STAGES;
-                // Wait until the consumers of the cluster released this buffer's last use.
-                if (t >= STAGES) mbar_wait(bar(empty, s), (t / STAGES + 1) % 2);
-                mbar_expect_bytes(bar(full, s), STAGE_BYTES);  // A, and all of B (own part + peers')
-                tma_load(a_tile(s), &tmA, bar(full, s), t * BK, blockRow);
+            int it = 0;  // buffers filled so far: the ring runs on from one unit to the next
+            for (int u = first; u < schedule.units; u += stride) {
+                const Work w = schedule.unit(u, M, N, rank);
+                // B comes in boxes of 64 columns of C (8 KiB: 64 x BK); this block loads its
+                // share of the unit's boxes for the whole cluster.
+                const int boxes = w.width / 64 / CLUSTER;
+                for (int t = 0; t < tiles; ++t, ++it) {
+                    const int s = it % STAGES;
+                    // Wait until the consumers of the cluster released this buffer's last use.
+                    if (it >= STAGES) mbar_wait(bar(empty, s), (it / STAGES + 1) % 2);
+                    // A, and all of the unit's B (own part + peers')
+                    mbar_expect_bytes(bar(full, s), A_BYTES + w.width * ROW * B_PLANES);
+                    tma_load(a_tile(s), &tmA, bar(full, s), t * BK, w.at.x);
+                    for (int j = rank * boxes; j < (int)(rank + 1) * boxes; ++j) {
+                        const int col = w.at.y + 64 * j;
 #if PREC == FP16 || PREC == BF16
-                // B is N-major: boxes of 64 columns (128 bytes) by BK rows; this block loads
-                // its share of them for the whole cluster.
-                constexpr int BOXES = BN / 64 / CLUSTER, BOX_BYTES = 64 * BK * 2;
-                for (int j = rank * BOXES; j < (int)(rank + 1) * BOXES; ++j)
-                    tma_load(b_tile(s) + j * BOX_BYTES, &tmB, bar(full, s), blockCol + 64 * j, t * BK, MULTICAST);
+                        // B is N-major: a box is BK rows of 64 columns (128 bytes).
+                        tma_load(b_tile(s) + j * BOX_BYTES, &tmB, bar(full, s), col, t * BK, MULTICAST);
 #else
-                // B^T is K-major: one box of BN / CLUSTER rows (columns of B), per plane for 3xTF32.
-                constexpr int PART = BN / CLUSTER;
-                const unsigned dst = b_tile(s) + rank * PART * ROW;
-                if constexpr (B_PLANES == 1) tma_load(dst, &tmB, bar(full, s), t * BK, blockCol + rank * PART, MULTICAST);
-                else
-                    for (int plane = 0; plane < B_PLANES; ++plane)
-                        tma_load(dst + plane * BN * ROW, &tmB, bar(full, s), t * BK, blockCol + rank * PART, plane,
-                                 MULTICAST);
+                        // B^T is K-major: a box is 64 rows (columns of B) of BK; per plane for 3xTF32.
+                        if constexpr (B_PLANES == 1)
+                            tma_load(b_tile(s) + j * BOX_BYTES, &tmB, bar(full, s), t * BK, col, MULTICAST);
+                        else
+                            for (int plane = 0; plane < B_PLANES; ++plane)
+                                tma_load(b_tile(s) + plane * BN * ROW + j * BOX_BYTES, &tmB, bar(full, s), t * BK,
+                                         col, plane, MULTICAST);
 #endif
+                    }
+                }
             }
         }
         // ANCHOR_END: producer
@@ -349,128 +407,143 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
         // ANCHOR: consumer
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
         const int consumer = wg - 1, warp = tid / 32, lane = tid % 32;
-        float d[NREG];
-#pragma unroll
-        for (int i = 0; i < NREG; ++i) d[i] = 0.0f;
         // Hands buffer s back: one arrival per consumer warpgroup on every block's empty barrier.
         auto release = [&](int s) {
             if (tid == 0)
                 for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(bar(empty, s), r);
         };
+        float d[NREG];
+        int it = 0;  // buffers used so far, as the producer counts them
+        for (int u = first; u < schedule.units; u += stride) {
+            const Work w = schedule.unit(u, M, N, rank);
+            const bool half = w.width < BN;  // a half job: the first BN / 2 accumulators
+#pragma unroll
+            for (int i = 0; i < NREG; ++i) d[i] = 0.0f;
 #if PREC == FP16 || PREC == BF16
-        for (int t = 0; t < tiles; ++t) {
-            const int s = t % STAGES;
-            mbar_wait(bar(full, s), (t / STAGES) % 2);
-            const unsigned a = a_tile(s) + consumer * 64 * ROW, b = b_tile(s);
-            wgmma_fence();
+            // The K loop for a tile `width` wide (a Width<W>): written once, compiled for W = BN
+            // and BN / 2, chosen once per unit (a choice inside the loop would make the compiler
+            // serialize the wgmma).
+            auto mainloop = [&](auto width) {
+                constexpr int W = decltype(width)::value;
+                for (int t = 0; t < tiles; ++t, ++it) {
+                    const int s = it % STAGES;
+                    mbar_wait(bar(full, s), (it / STAGES) % 2);
+                    const unsigned a = a_tile(s) + consumer * 64 * ROW, b = b_tile(s);
+                    wgmma_fence();
 #pragma unroll
-            for (int kk = 0; kk < BK / MMA_K; ++kk)
-                // A: +32 bytes of K per step inside the swizzled rows; B: +16 rows of K.
-                wgmma(d, descriptor(a + kk * 32, 16, 1024), descriptor(b + kk * 16 * ROW, 64 * BK * 2, 1024));
-            wgmma_commit();
-            // Keep this tile's products running; wait for the previous tile's, then free its buffer.
-            if (t > 0) {
-                wgmma_wait<1>();
-                release((t - 1) % STAGES);
-            }
-        }
-        wgmma_wait<0>();
-        if (tiles > 0) release((tiles - 1) % STAGES);
-#else
-        // TF32: A through registers, this warp's 16 rows, 8 k per step, as mma.m16n8k8 holds
-        // them (ldmatrix undoes the TMA's swizzle: chunk c of row r is at chunk c ^ (r % 8)).
-        auto load_a = [&](unsigned a, unsigned (&big)[BK / MMA_K][4], unsigned (&small)[BK / MMA_K][4]) {
-#pragma unroll
-            for (int kk = 0; kk < BK / MMA_K; ++kk) {
-                const int r = warp * 16 + lane % 16, chunk = 2 * kk + lane / 16;
-                unsigned x[4];
-                asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                             : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3])
-                             : "r"(a + r * ROW + ((chunk ^ (r % 8)) << 4)));
-#pragma unroll
-                for (int i = 0; i < 4; ++i) {
-                    if constexpr (PREC == TF32X3) split_tf32(__uint_as_float(x[i]), big[kk][i], small[kk][i]);
-                    else big[kk][i] = tf32(__uint_as_float(x[i]));
+                    for (int kk = 0; kk < BK / MMA_K; ++kk)
+                        // A: +32 bytes of K per step inside the swizzled rows; B: +16 rows of K.
+                        wgmma<W>(d, descriptor(a + kk * 32, 16, 1024), descriptor(b + kk * 16 * ROW, BOX_BYTES, 1024));
+                    wgmma_commit();
+                    // Keep this tile's products running; wait for the previous tile's, then free its buffer.
+                    if (t > 0) {
+                        wgmma_wait<1>();
+                        release((it - 1) % STAGES);
+                    }
                 }
-            }
-        };
-#if PREC == TF32
-        // Tile t's A fragments live in register set t % 2 (the loop below is unrolled by two):
-        // tile t+1's are loaded while tile t's wgmma still read theirs. The compiler does not know
-        // that a wgmma reads its registers after the instruction has issued, so `keep` tells it
-        // a set is in use until the wait that proves its wgmma done; else it could give those
-        // registers to the next set's loads.
-        unsigned ra0[BK / MMA_K][4], ra1[BK / MMA_K][4];
-        auto keep = [](unsigned (&ra)[BK / MMA_K][4]) {
-#pragma unroll
-            for (int kk = 0; kk < BK / MMA_K; ++kk)
-#pragma unroll
-                for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(ra[kk][i])::"memory");
-        };
-        auto tile = [&](int t, unsigned (&ra)[BK / MMA_K][4], unsigned (&previous)[BK / MMA_K][4]) {
-            const int s = t % STAGES;
-            mbar_wait(bar(full, s), (t / STAGES) % 2);
-            const unsigned a = a_tile(s) + consumer * 64 * ROW, b = b_tile(s);
-            load_a(a, ra, ra);
-            wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < BK / MMA_K; ++kk) wgmma(d, ra[kk], descriptor(b + kk * 32, 16, 1024));
-            wgmma_commit();
-            wgmma_wait<1>();  // tile t-1 done: its buffer and its registers are free
-            keep(previous);
-            if (t > 0) release((t - 1) % STAGES);
-        };
-        int t = 0;
-        for (; t + 1 < tiles; t += 2) tile(t, ra0, ra1), tile(t + 1, ra1, ra0);
-        if (t < tiles) tile(t, ra0, ra1);
-        wgmma_wait<0>();
-        keep(ra0), keep(ra1);
-        if (tiles > 0) release((tiles - 1) % STAGES);
+                wgmma_wait<0>();
+                if (tiles > 0) release((it - 1) % STAGES);
+            };
+            if (HALVES && half) mainloop(Width<HALVES ? BN / 2 : BN>{});
+            else mainloop(Width<BN>{});
 #else
-        // 3xTF32: the three products of a tile go to a fresh accumulator (dt), which is then
-        // added to d in FP32, rounding to nearest. The tensor cores' additions truncate: summed
-        // over all of K in one accumulator their bias would grow with K, as in TF32 (10x the
-        // error of SGEMM at K = 4096); summed per tile it stays at SGEMM's level.
-        unsigned ra[BK / MMA_K][4], sa[BK / MMA_K][4];
-        float dt[NREG];
+            // TF32: A through registers, this warp's 16 rows, 8 k per step, as mma.m16n8k8 holds
+            // them (ldmatrix undoes the TMA's swizzle: chunk c of row r is at chunk c ^ (r % 8)).
+            auto load_a = [&](unsigned a, unsigned (&big)[BK / MMA_K][4], unsigned (&small)[BK / MMA_K][4]) {
 #pragma unroll
-        for (int i = 0; i < NREG; ++i) dt[i] = 0.0f;
-        for (int t = 0; t < tiles; ++t) {
-            const int s = t % STAGES;
-            mbar_wait(bar(full, s), (t / STAGES) % 2);
-            const unsigned a = a_tile(s) + consumer * 64 * ROW, b = b_tile(s);
-            load_a(a, ra, sa);
-            wgmma_fence();
+                for (int kk = 0; kk < BK / MMA_K; ++kk) {
+                    const int r = warp * 16 + lane % 16, chunk = 2 * kk + lane / 16;
+                    unsigned x[4];
+                    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                                 : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3])
+                                 : "r"(a + r * ROW + ((chunk ^ (r % 8)) << 4)));
 #pragma unroll
-            for (int kk = 0; kk < BK / MMA_K; ++kk) {
-                const unsigned long long big = descriptor(b + kk * 32, 16, 1024);
-                const unsigned long long small = descriptor(b + BN * ROW + kk * 32, 16, 1024);
-                wgmma(dt, sa[kk], big, kk > 0);  // the small products first; kk = 0 starts dt afresh
-                wgmma(dt, ra[kk], small);
-                wgmma(dt, ra[kk], big);
+                    for (int i = 0; i < 4; ++i) {
+                        if constexpr (PREC == TF32X3) split_tf32(__uint_as_float(x[i]), big[kk][i], small[kk][i]);
+                        else big[kk][i] = tf32(__uint_as_float(x[i]));
+                    }
+                }
+            };
+#if PREC == TF32
+            // Tile t's A fragments live in register set t % 2 (the loop below is unrolled by two):
+            // tile t+1's are loaded while tile t's wgmma still read theirs. The compiler does not know
+            // that a wgmma reads its registers after the instruction has issued, so `keep` tells it
+            // a set is in use until the wait that proves its wgmma done; else it could give those
+            // registers to the next set's loads.
+            unsigned ra0[BK / MMA_K][4], ra1[BK / MMA_K][4];
+            auto keep = [](unsigned (&ra)[BK / MMA_K][4]) {
+#pragma unroll
+                for (int kk = 0; kk < BK / MMA_K; ++kk)
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(ra[kk][i])::"memory");
+            };
+            auto tile = [&](int t, unsigned (&ra)[BK / MMA_K][4], unsigned (&previous)[BK / MMA_K][4]) {
+                const int s = it % STAGES;
+                mbar_wait(bar(full, s), (it / STAGES) % 2);
+                const unsigned a = a_tile(s) + consumer * 64 * ROW, b = b_tile(s);
+                load_a(a, ra, ra);
+                wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < BK / MMA_K; ++kk) wgmma<BN>(d, ra[kk], descriptor(b + kk * 32, 16, 1024));
+                wgmma_commit();
+                wgmma_wait<1>();  // tile t-1 done: its buffer and its registers are free
+                keep(previous);
+                if (t > 0) release((it - 1) % STAGES);
+                ++it;
+            };
+            int t = 0;
+            for (; t + 1 < tiles; t += 2) tile(t, ra0, ra1), tile(t + 1, ra1, ra0);
+            if (t < tiles) tile(t, ra0, ra1);
+            wgmma_wait<0>();
+            keep(ra0), keep(ra1);
+            if (tiles > 0) release((it - 1) % STAGES);
+#else
+            // 3xTF32: the three products of a tile go to a fresh accumulator (dt), which is then
+            // added to d in FP32, rounding to nearest. The tensor cores' additions truncate: summed
+            // over all of K in one accumulator their bias would grow with K, as in TF32 (10x the
+            // error of SGEMM at K = 4096); summed per tile it stays at SGEMM's level.
+            unsigned ra[BK / MMA_K][4], sa[BK / MMA_K][4];
+            float dt[NREG];
+#pragma unroll
+            for (int i = 0; i < NREG; ++i) dt[i] = 0.0f;
+            for (int t = 0; t < tiles; ++t, ++it) {
+                const int s = it % STAGES;
+                mbar_wait(bar(full, s), (it / STAGES) % 2);
+                const unsigned a = a_tile(s) + consumer * 64 * ROW, b = b_tile(s);
+                load_a(a, ra, sa);
+                wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < BK / MMA_K; ++kk) {
+                    const unsigned long long big = descriptor(b + kk * 32, 16, 1024);
+                    const unsigned long long small = descriptor(b + BN * ROW + kk * 32, 16, 1024);
+                    wgmma<BN>(dt, sa[kk], big, kk > 0);  // the small products first; kk = 0 starts dt afresh
+                    wgmma<BN>(dt, ra[kk], small);
+                    wgmma<BN>(dt, ra[kk], big);
+                }
+                wgmma_commit();
+                wgmma_wait<0>();  // dt, A's registers and the buffer are free again
+                release(s);
+#pragma unroll
+                for (int i = 0; i < NREG; ++i) d[i] += dt[i];
             }
-            wgmma_commit();
-            wgmma_wait<0>();  // dt, A's registers and the buffer are free again
-            release(s);
-#pragma unroll
-            for (int i = 0; i < NREG; ++i) d[i] += dt[i];
-        }
 #endif
 #endif
-        // ANCHOR_END: consumer
+            // ANCHOR_END: consumer
 
-        // ANCHOR: epilogue
-        // The accumulator layout of wgmma is mma.m16n8's, repeated: warp w holds rows 16w + g
-        // and 16w + g + 8, and d[4j..4j+3] are columns 8j + 2t, 8j + 2t + 1 of those rows.
-        const int g = lane / 4, t4 = lane % 4;
-        const int r = blockRow + consumer * 64 + warp * 16 + g;
+            // ANCHOR: epilogue
+            // The accumulator layout of wgmma is mma.m16n8's, repeated: warp w holds rows 16w + g
+            // and 16w + g + 8, and d[4j..4j+3] are columns 8j + 2t, 8j + 2t + 1 of those rows.
+            const int g = lane / 4, t4 = lane % 4;
+            const int r = w.at.x + consumer * 64 + warp * 16 + g;
 #pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
-            const int c = blockCol + 8 * j + 2 * t4;
-            store_pair(C, r, c, M, N, d[4 * j], d[4 * j + 1], alpha, beta);
-            store_pair(C, r + 8, c, M, N, d[4 * j + 2], d[4 * j + 3], alpha, beta);
+            for (int j = 0; j < BN / 8; ++j) {
+                if (HALVES && half && j >= BN / 16) break;
+                const int c = w.at.y + 8 * j + 2 * t4;
+                store_pair(C, r, c, M, N, d[4 * j], d[4 * j + 1], alpha, beta);
+                store_pair(C, r + 8, c, M, N, d[4 * j + 2], d[4 * j + 3], alpha, beta);
+            }
+            // ANCHOR_END: epilogue
         }
-        // ANCHOR_END: epilogue
     }
     // No block leaves while a peer may still signal its barriers.
     if (CLUSTER > 1) cluster_sync();

@@ -17,6 +17,12 @@ pub struct Tiles {
     pub stages: usize,
     /// Blocks per cluster, along M: they share each B tile (TMA multicast).
     pub cluster: usize,
+    /// Cluster rows per group of the tile order (1: row by row), see `job_origin` in the kernel.
+    pub group: usize,
+    /// One cluster per resident slot, each looping over tiles (else one cluster per tile).
+    pub persistent: bool,
+    /// A persistent grid cuts the jobs of a last turn that would leave most clusters idle in halves.
+    pub halves: bool,
 }
 
 // ANCHOR: tiles
@@ -25,8 +31,10 @@ pub struct Tiles {
 /// its tiles are 128 wide.
 pub const fn tiles(p: Precision) -> Tiles {
     match p {
-        Precision::Tf32x3 => Tiles { bm: 128, bn: 128, stages: 4, cluster: 2 },
-        _ => Tiles { bm: 128, bn: 256, stages: 4, cluster: 2 },
+        Precision::Tf32x3 => {
+            Tiles { bm: 128, bn: 128, stages: 4, cluster: 2, group: 8, persistent: true, halves: true }
+        }
+        _ => Tiles { bm: 128, bn: 256, stages: 4, cluster: 2, group: 8, persistent: true, halves: true },
     }
 }
 // ANCHOR_END: tiles
@@ -48,22 +56,34 @@ pub fn stage_bytes(p: Precision, t: Tiles) -> usize {
     128 * (t.bm + t.bn * planes)
 }
 
+/// Whether the kernel cuts the jobs of a persistent grid's last turn into two halves of BN / 2
+/// columns, so that it takes half as long: FP16 and BF16 (TF32's K loop has no registers for a
+/// second copy), with whole 64-column boxes of B per block of the cluster.
+pub fn halves(p: Precision, t: Tiles) -> bool {
+    t.persistent && t.halves && matches!(p, Precision::F16 | Precision::Bf16) && (t.bn / 2) % (64 * t.cluster) == 0
+}
+
 // ANCHOR: launch
-/// One block per BM x BN tile of C, the rows of blocks rounded up to whole clusters; 128 threads
-/// per consumer warpgroup plus the producer's 128. BK: one 128-byte row of K. EDGE = 0 when the
-/// tiles (and clusters) divide M and N; VEC: rows of C are 8-byte aligned (N even).
+/// One cluster per job (CLUSTER vertically adjacent BM x BN tiles of C, the rows of tiles
+/// rounded up to whole clusters), laid out along x; a persistent launch shrinks the grid to the
+/// clusters the GPU holds at once (`run`). 128 threads per consumer warpgroup plus the
+/// producer's 128. BK: one 128-byte row of K. EDGE = 0 when the tiles (and clusters) divide M
+/// and N; VEC: rows of C are 8-byte aligned (N even).
 pub fn launch_with(s: &Shape, p: Precision, t: Tiles) -> Launch {
     let bk = 128 / p.input().bytes();
-    let rows = ceil_div(ceil_div(s.m, t.bm), t.cluster) * t.cluster;
+    let jobs = ceil_div(ceil_div(s.m, t.bm), t.cluster) * ceil_div(s.n, t.bn);
     let edge = !(s.m % (t.bm * t.cluster) == 0 && s.n % t.bn == 0);
     let threads = 128 * (t.bm / 64 + 1) as u32;
-    let mut launch = Launch::new((ceil_div(s.n, t.bn), rows, 1), (threads, 1, 1))
+    let mut launch = Launch::new((jobs * t.cluster, 1, 1), (threads, 1, 1))
         .define("PREC", prec_code(p))
         .define("BM", t.bm as i64)
         .define("BN", t.bn as i64)
         .define("BK", bk as i64)
         .define("STAGES", t.stages as i64)
         .define("CLUSTER", t.cluster as i64)
+        .define("GROUP", t.group as i64)
+        .define("PERSISTENT", t.persistent as i64)
+        .define("HALVES", halves(p, t) as i64)
         .define("VEC", (s.n % 2 == 0) as i64)
         .define("EDGE", edge as i64);
     // The ring, and 1 KiB to align it to the swizzle's 1024-byte period.
@@ -125,9 +145,9 @@ fn run(call: &mut HostCall<'_>) -> Result<()> {
         }
         call.workspace.tensor_map(key(2, bt), || {
             if planes == 1 {
-                tensor_map(elem, bt, &[k, n], &[ldt * w], &[bk, bn / cluster])
+                tensor_map(elem, bt, &[k, n], &[ldt * w], &[bk, 64])
             } else {
-                tensor_map(elem, bt, &[k, n, planes], &[ldt * w, ldt * n * w], &[bk, bn / cluster, 1])
+                tensor_map(elem, bt, &[k, n, planes], &[ldt * w, ldt * n * w], &[bk, 64, 1])
             }
         })?
     };
@@ -136,7 +156,20 @@ fn run(call: &mut HostCall<'_>) -> Result<()> {
     let (alpha, beta, c) = (call.gemm.alpha, call.gemm.beta, call.c.ptr(gpu));
     let mut args = [arg(&mi), arg(&ni), arg(&ki), arg(&alpha), arg(&tm_a), arg(&tm_b), arg(&beta), arg(&c)];
     let f = &call.loaded.function;
-    hopper::launch(gpu, f, launch.grid, launch.block, launch.dynamic_smem_bytes, (1, cluster as u32, 1), &mut args)
+    let (smem, cluster) = (launch.dynamic_smem_bytes, (cluster as u32, 1, 1));
+    let mut grid = launch.grid;
+    if launch.value("PERSISTENT") == Some(1) {
+        // As many clusters as the GPU runs at once (asked once per kernel), each looping over
+        // jobs; no more than there are jobs, or halves of jobs when the kernel cuts them.
+        let key = vec![f.cu_function() as u64, smem as u64, cluster.0 as u64];
+        let resident =
+            call.workspace.count(key, || hopper::max_active_clusters(gpu, f, launch.block, smem, cluster))?;
+        let jobs = grid.0 / cluster.0;
+        let clusters =
+            if launch.value("HALVES") == Some(1) && 2 * jobs <= resident { 2 * jobs } else { jobs.min(resident) };
+        grid.0 = clusters * cluster.0;
+    }
+    hopper::launch(gpu, f, grid, launch.block, smem, cluster, &mut args)
 }
 // ANCHOR_END: host
 
