@@ -264,14 +264,16 @@ pub fn compare_prepared(runner: &mut Runner, cublas: &Cublas, p: &Prepared, plan
 }
 
 /// cuBLAS through each configuration recorded for the precision ([`CublasConfig::for_precision`])
-/// on a prepared problem. Each is checked once first (a 16-bit C only for a relative error under
-/// 1%, what its rounding allows), so that no configuration is timed computing something else.
+/// on a prepared problem. With `check`, each is checked once first (a 16-bit C only for a relative
+/// error under 1%, what its rounding allows), so that no configuration is timed computing
+/// something else; a sweep checks once per problem and times again next to every kernel.
 pub fn time_cublas_configs(
     gpu: &Gpu,
     blas: &Cublas,
     lt: &mut CublasLt,
     p: &Prepared,
     plan: TimingPlan,
+    check: bool,
 ) -> Result<Vec<(CublasConfig, Timing)>> {
     let (ca, cb) = p.cublas_inputs();
     let mut c = p.fresh_c(gpu, 0)?;
@@ -283,6 +285,10 @@ pub fn time_cublas_configs(
             CublasConfig::Lt => lt.matmul(gpu, p.precision, &p.gemm, ca, cb, c),
             CublasConfig::Lt16BitC => lt.matmul(gpu, p.precision, &p.gemm, ca, cb, c16),
         };
+        if !check {
+            out.push((config, time_runs(gpu, plan, || run(&mut c, &mut c16))?));
+            continue;
+        }
         let mut fresh = p.fresh_c(gpu, 0)?;
         let mut fresh16 = DeviceMatrix::guarded(gpu, &p.inputs.c0, p.precision.input(), 0)?;
         run(&mut fresh, &mut fresh16)?;
