@@ -1,5 +1,5 @@
 //! Holds for every kernel in the registry, with no GPU: each variant a step can pick
-//! compiles with NVRTC for sm_80 and sm_90 (or the one architecture a step is built for) without spills (ignored when libnvrtc is
+//! compiles with NVRTC for sm_80 and sm_90 (or the one architecture a step is built for) without spills or serialized wgmma (ignored when libnvrtc is
 //! absent), and every launch stays within CUDA's limits or is refused with an error.
 
 use common::compile::compile;
