@@ -103,23 +103,23 @@ impl Workspace {
         key: Vec<u64>,
         make: impl FnOnce() -> Result<crate::hopper::TensorMap>,
     ) -> Result<crate::hopper::TensorMap> {
-        if let Some(map) = self.tensor_maps.get(&key) {
-            return Ok(*map);
-        }
-        let map = make()?;
-        self.tensor_maps.insert(key, map);
-        Ok(map)
+        cached(&mut self.tensor_maps, key, make)
     }
 
     /// The count `make` asks the driver for, by the values in `key`, asked once.
     pub fn count(&mut self, key: Vec<u64>, make: impl FnOnce() -> Result<u32>) -> Result<u32> {
-        if let Some(n) = self.counts.get(&key) {
-            return Ok(*n);
-        }
-        let n = make()?;
-        self.counts.insert(key, n);
-        Ok(n)
+        cached(&mut self.counts, key, make)
     }
+}
+
+/// The value stored under `key`, made by `make` on first use.
+fn cached<T: Copy>(map: &mut HashMap<Vec<u64>, T>, key: Vec<u64>, make: impl FnOnce() -> Result<T>) -> Result<T> {
+    if let Some(v) = map.get(&key) {
+        return Ok(*v);
+    }
+    let v = make()?;
+    map.insert(key, v);
+    Ok(v)
 }
 
 impl Step {
