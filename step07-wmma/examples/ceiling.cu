@@ -12,6 +12,9 @@
 #include <cuda_fp16.h>
 using namespace nvcuda;
 
+#ifndef RANDOM
+#define RANDOM 0  // 1: random operands (PTX FP16 and TF32 variants), see below
+#endif
 #ifndef ACC
 #define ACC 4  // independent accumulators per warp: enough to cover the instruction's latency
 #endif
@@ -59,11 +62,27 @@ extern "C" __global__ void ceiling(int iters, double* out) {
     // A: four 32-bit registers, B: two, C/D: four floats (per thread).
 #if VARIANT == 2
     const unsigned x = 0x20002000u;  // two halves of 0.0078125
+    const unsigned keep = 0x83ff83ffu, one_half = 0x38003800u;  // RANDOM: sign and mantissa bits, in [0.5, 1)
 #define MMA "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
 #else
     const unsigned x = 0x3c000000u;  // 0.0078125 as tf32 (an FP32 bit pattern)
+    const unsigned keep = 0x807fe000u, one_half = 0x3f000000u;
 #define MMA "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
 #endif
+    // The operands of product j. With RANDOM, random numbers in +-[0.5, 1) and different for
+    // each j, so that the multipliers switch on every instruction as in a real GEMM (power);
+    // otherwise one constant everywhere.
+    unsigned a[ACC][4], b[ACC][2];
+    unsigned h = blockIdx.x * blockDim.x + threadIdx.x;
+#pragma unroll
+    for (int j = 0; j < ACC; ++j)
+#pragma unroll
+        for (int e = 0; e < 6; ++e) {
+            h = h * 1664525u + 1013904223u;
+            const unsigned v = RANDOM ? (h & keep) | one_half : x;
+            if (e < 4) a[j][e] = v;
+            else b[j][e - 4] = v;
+        }
     float d[ACC][4];
 #pragma unroll
     for (int j = 0; j < ACC; ++j) d[j][0] = d[j][1] = d[j][2] = d[j][3] = float(j);
@@ -72,7 +91,7 @@ extern "C" __global__ void ceiling(int iters, double* out) {
         for (int j = 0; j < ACC; ++j)
             asm volatile(MMA " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                          : "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3])
-                         : "r"(x), "r"(x), "r"(x), "r"(x), "r"(x), "r"(x));
+                         : "r"(a[j][0]), "r"(a[j][1]), "r"(a[j][2]), "r"(a[j][3]), "r"(b[j][0]), "r"(b[j][1]));
     }
     double s = 0;
 #pragma unroll

@@ -48,11 +48,28 @@ const VARIANTS: [Variant; 7] = [
     v(7, Precision::F64, "PTX mma.sync", "m16n8k16", [16, 8, 16]),
 ];
 
-/// Independent accumulators per warp, warps per block, blocks per SM, iterations per warp.
-const ACC: i64 = 4;
-const WARPS: u32 = 8;
-const BLOCKS_PER_SM: u32 = 4;
+/// Iterations per warp.
 const ITERS: i32 = 20_000;
+
+/// How the instructions are issued: independent accumulators per warp, warps per block, blocks
+/// per SM. The defaults fill the SM with 32 warps; a kernel's own occupancy (step 8: one block
+/// of 8 warps with 32 accumulators each) shows what that many warps can reach.
+#[derive(clap::Args, Clone, Copy)]
+struct Issue {
+    /// Independent accumulators per warp
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(i64).range(1..=16))]
+    acc: i64,
+    /// Warps per block
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=32))]
+    warps: u32,
+    /// Blocks per SM
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=32))]
+    blocks_per_sm: u32,
+    /// Random operands, different for every instruction (PTX FP16 and TF32): the multipliers
+    /// switch as in a real GEMM, which costs power and so clock speed
+    #[arg(long)]
+    random_operands: bool,
+}
 
 fn source() -> KernelSource {
     KernelSource { name: "step07-wmma/examples/ceiling.cu".into(), code: include_str!("ceiling.cu").into() }
@@ -74,20 +91,26 @@ struct Args {
     /// Also write the table to this file
     #[arg(long, value_name = "FILE.md")]
     out: Option<String>,
+    #[command(flatten)]
+    issue: Issue,
 }
 
 fn main() -> std::process::ExitCode {
     let args: Args = clap::Parser::parse();
     common::cli::tool_main(|| match &args.compile_only {
-        Some(archs) => compile_only(archs, args.cubin_dir.clone()),
-        None => run(args.shape, args.out.as_deref()),
+        Some(archs) => compile_only(archs, args.cubin_dir.clone(), args.issue),
+        None => run(args.shape, args.out.as_deref(), args.issue),
     })
 }
 
-fn run(shape: Shape, save: Option<&str>) -> Result<()> {
+fn run(shape: Shape, save: Option<&str>, Issue { acc, warps, blocks_per_sm, random_operands }: Issue) -> Result<()> {
     let gpu = Gpu::shared()?;
     let cublas = Cublas::new(&gpu)?;
     let mut out = format!("Tensor-core ceilings and step 7 on {} at {shape}\n\n", gpu.describe());
+    out.push_str(&format!(
+        "Ceiling kernels: {blocks_per_sm} block(s) of {warps} warps per SM, {acc} independent accumulators per warp, {} operands.\n\n",
+        if random_operands { "random" } else { "constant" }
+    ));
     out.push_str("| precision | instruction | ceiling TFLOP/s | cuBLAS TFLOP/s | ceiling / cuBLAS | step 7 TFLOP/s | step 7 / ceiling |\n");
     out.push_str("|---|---|---:|---:|---:|---:|---:|\n");
 
@@ -102,11 +125,12 @@ fn run(shape: Shape, save: Option<&str>) -> Result<()> {
         at_shape.insert(step.precision, (cmp.cublas.gflops(&gemm) / 1e3, cmp.kernel.gflops(&gemm) / 1e3));
     }
 
-    let blocks = gpu.sms * BLOCKS_PER_SM;
-    let threads = WARPS * 32;
+    let blocks = gpu.sms * blocks_per_sm;
+    let threads = warps * 32;
     let mut sums = gpu.stream.alloc_zeros::<f64>((blocks * threads) as usize)?;
     for var in VARIANTS.iter().filter(|var| gpu.cc >= var.min_cc) {
-        let compiled = compile(&source(), &[("VARIANT", var.id), ("ACC", ACC)], &gpu.arch())?;
+        let defines = [("VARIANT", var.id), ("ACC", acc), ("RANDOM", random_operands as i64)];
+        let compiled = compile(&source(), &defines, &gpu.arch())?;
         let module = gpu.ctx.load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin.clone()))?;
         let function = module.load_function("ceiling")?;
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
@@ -117,7 +141,7 @@ fn run(shape: Shape, save: Option<&str>) -> Result<()> {
             unsafe { launch.launch(cfg) }?;
             Ok(())
         })?;
-        let flops = var.flops * (ITERS as f64) * (ACC as f64) * (blocks * WARPS) as f64;
+        let flops = var.flops * (ITERS as f64) * (acc as f64) * (blocks * warps) as f64;
         let ceiling = flops / (timing.median_ms * 1e-3) / 1e12;
         let (cublas_tf, step_tf) = at_shape[&var.precision];
         // Step 7 uses the WMMA instruction of its precision: compare it with that roof only.
@@ -143,7 +167,7 @@ fn run(shape: Shape, save: Option<&str>) -> Result<()> {
 
 /// Compiles every variant for each architecture (no GPU needed) and prints the registers;
 /// `--cubin-dir DIR` also keeps the CUBINs, for `cuobjdump -sass`.
-fn compile_only(archs: &str, cubin_dir: Option<String>) -> Result<()> {
+fn compile_only(archs: &str, cubin_dir: Option<String>, issue: Issue) -> Result<()> {
     for arch in archs.split(',') {
         let sm: i32 = arch
             .trim_start_matches("sm_")
@@ -151,7 +175,8 @@ fn compile_only(archs: &str, cubin_dir: Option<String>) -> Result<()> {
             .map_err(|_| Error::BadInput(format!("bad architecture {arch:?}: write sm_XY, e.g. sm_90")))?;
         let cc = (sm / 10, sm % 10);
         for var in VARIANTS.iter().filter(|var| cc >= var.min_cc) {
-            let compiled = compile(&source(), &[("VARIANT", var.id), ("ACC", ACC)], arch)?;
+            let defines = [("VARIANT", var.id), ("ACC", issue.acc), ("RANDOM", issue.random_operands as i64)];
+            let compiled = compile(&source(), &defines, arch)?;
             println!("{arch} {} {} {}: {} registers", var.precision, var.api, var.shape, compiled.resources.registers);
             if let Some(dir) = &cubin_dir {
                 let path = format!("{dir}/ceiling-{arch}-{}.cubin", var.id);

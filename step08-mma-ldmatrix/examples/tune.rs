@@ -12,40 +12,35 @@ use step08_mma_ldmatrix::{Tiles, VARIANTS, launch_with, tiles};
 /// Candidates per precision: the chosen tiles first, then one change at a time.
 fn candidates(p: Precision) -> Vec<Candidate> {
     let base = tiles(p);
-    let mut v = vec![base, Tiles { stages: base.stages + 1, ..base }];
-    if base.stages > 2 {
-        v.push(Tiles { stages: base.stages - 1, ..base });
+    let t = |t: Tiles| (t, vec![]);
+    let mut v: Vec<(Tiles, Vec<(&'static str, i64)>)> = vec![t(base)];
+    for stages in [base.stages - 1, base.stages + 1] {
+        // At most 227 KiB of shared memory per block.
+        if stages >= 2 && stages * (base.bm * base.bk + base.bk * base.bn) * p.input().bytes() <= 227 * 1024 {
+            v.push(t(Tiles { stages, ..base }));
+        }
     }
     match p {
-        Precision::F16 | Precision::Bf16 => {
-            v.push(Tiles { bm: 256, bn: 128, ..base });
-            v.push(Tiles { bm: 128, bn: 128, stages: 3, min_blocks: 2, ..base });
-            v.push(Tiles { bm: 128, bn: 128, stages: 2, min_blocks: 2, ..base });
-            v.push(Tiles { wm: 128, wn: 32, ..base });
-        }
-        Precision::Tf32 => {
-            v.push(Tiles { bn: 256, min_blocks: 1, ..base });
-            v.push(Tiles { bm: 256, min_blocks: 1, ..base });
-            v.push(Tiles { bn: 256, stages: 2, min_blocks: 1, ..base });
-        }
-        Precision::Tf32x3 => {
-            v.push(Tiles { bm: 128, bn: 128, wm: 64, wn: 32, ..base });
-            v.push(Tiles { bm: 128, bn: 64, wm: 64, wn: 16, ..base });
-            v.push(Tiles { bm: 128, ..base });
-        }
+        Precision::F16 | Precision::Bf16 => v.push(t(Tiles { bm: 128, bn: 256, ..base })),
+        Precision::Tf32 => v.push(t(Tiles { bk: 64, stages: 2, ..base })),
+        Precision::Tf32x3 => v.push(t(Tiles { bm: 128, wm: 64, ..base })),
         _ => {
-            v.push(Tiles { bn: 64, wn: 32, min_blocks: 2, ..base });
-            v.push(Tiles { wm: 32, wn: 64, ..base });
+            v.push(t(Tiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, stages: 2, ..base }));
+            v.push(t(Tiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, ..base }));
         }
+    }
+    // The pipeline's knobs, one at a time (kernel.cu: COPY_STEPS, FRAG_SETS).
+    v.push((base, vec![("COPY_STEPS", 1)]));
+    if !matches!(p, Precision::F64 | Precision::Tf32x3) {
+        v.push((base, vec![("FRAG_SETS", 1)]));
     }
     let mut out: Vec<Candidate> = v
         .into_iter()
-        .map(|t| {
-            let label = format!(
-                "{}x{}x{}, warp {}x{}, {} stages, {} blocks",
-                t.bm, t.bn, t.bk, t.wm, t.wn, t.stages, t.min_blocks
-            );
-            Candidate::new(label, move |s| launch_with(s, p, t))
+        .map(|(t, defs)| {
+            let knobs: Vec<String> = defs.iter().map(|(n, v)| format!(", {n}={v}")).collect();
+            let label =
+                format!("{}x{}x{}, warp {}x{}, {} stages{}", t.bm, t.bn, t.bk, t.wm, t.wn, t.stages, knobs.concat());
+            Candidate::new(label, move |s| with_defines(launch_with(s, p, t), &defs))
         })
         .collect();
     out.push(Candidate::new("chosen tiles, SWIZZLE=0 (rows as they are)", move |s| {

@@ -50,11 +50,41 @@ constexpr int ROW_B = BN * sizeof(elem_t);      // bytes of a row of a B tile (B
 constexpr int A_BYTES = BM * ROW_A;
 constexpr int STAGE_BYTES = A_BYTES + BK * ROW_B;
 constexpr int TM = WM / MMA_M, TN = WN / MMA_N;
+constexpr int KSTEPS = BK / MMA_K;  // mma k-steps per K-tile
+// The pipeline's knobs (defines, so that tune08 and the step binary's --define can try others):
+//   COPY_STEPS: the next stage's copies go out in this many parts, one in each of the first
+//               k-steps of a tile, between the mma (KSTEPS - 1: none in the step that waits);
+//               in one part where each element is copied alone (no VEC).
+//   FRAG_SETS:  2 = the next k-step's fragments load while this step's mma run, on the fast
+//               path (VEC, no EDGE); the bounds checks of the others, and the larger fragments
+//               of FP64 and 3xTF32, leave no registers for a second set.
+//   NOCOPY:     1 = no copies after the prologue: a wrong product, timed (Nsight) to see what
+//               the copies cost. An experiment only, like SWIZZLE=0.
+#ifndef COPY_STEPS
+#define COPY_STEPS (VEC && KSTEPS > 1 ? KSTEPS - 1 : 1)
+#endif
+#ifndef FRAG_SETS
+#define FRAG_SETS (PREC == FP64 || PREC == TF32X3 || !VEC || EDGE ? 1 : 2)
+#endif
+#ifndef NOCOPY
+#define NOCOPY 0
+#endif
 static_assert(BM % WM == 0 && BN % WN == 0 && WM % MMA_M == 0 && WN % (2 * MMA_N) == 0 && BK % MMA_K == 0, "tiles");
 static_assert(ROW_A % 128 == 0 && ROW_B % 128 == 0, "the swizzle permutes chunks within 128-byte lines");
 static_assert((BM * BK / CHUNK) % NUM_THREADS == 0 && (BK * BN / CHUNK) % NUM_THREADS == 0,
               "every thread copies the same number of chunks");
 static_assert(STAGES >= 2, "a pipeline needs at least two stages");
+static_assert(COPY_STEPS >= 1 && COPY_STEPS <= KSTEPS, "copies go out in 1..KSTEPS parts");
+static_assert(FRAG_SETS == 1 || (FRAG_SETS == 2 && KSTEPS % 2 == 0), "a K-tile starts with the first set");
+// unroll<N>(f) calls f(I) for I = 0..N-1, I a compile-time constant (std::integral_constant).
+template <int I> struct Int { static constexpr int value = I; };
+template <int N, int I = 0, typename F>
+__device__ __forceinline__ void unroll(F&& f) {
+    if constexpr (I < N) {
+        f(Int<I>{});
+        unroll<N, I + 1>(f);
+    }
+}
 
 // ANCHOR: swizzle
 // The swizzle. A row of a tile is stored as 16-byte chunks, and chunk c of row r goes to chunk
@@ -70,10 +100,10 @@ static_assert(STAGES >= 2, "a pipeline needs at least two stages");
 #ifndef SWIZZLE
 #define SWIZZLE 1
 #endif
-__device__ __forceinline__ int swizzle_a(int r) {
+__host__ __device__ constexpr int swizzle_a(int r) {
     return !SWIZZLE ? 0 : PREC == FP64 ? 2 * (r % 4) : r % 8;
 }
-__device__ __forceinline__ int swizzle_b(int r) {
+__host__ __device__ constexpr int swizzle_b(int r) {
     return !SWIZZLE ? 0 : (PREC == FP16 || PREC == BF16) ? r % 8 : 2 * (r % 4);
 }
 // Byte offset of element `col` of row `r` in a tile with `row_bytes`-long rows, stored with
@@ -103,33 +133,56 @@ __device__ __forceinline__ double lds_f64(unsigned addr) {
 }
 
 // ANCHOR: copy
-// Copies the ROWS x COLS tile of the row-major matrix G (rows_total x cols_total) whose corner
-// is (row0, col0) to the shared tile at byte address S, swizzled as A or B, zeros outside G.
-// VEC == 1: rows of G are 16-byte aligned, so a chunk is all inside or all outside. VEC == 0:
+// The copies of one operand, global -> shared, K-tile after K-tile: ROWS x COLS tiles of the
+// row-major matrix G (rows_total x cols_total), stored swizzled as A or B, zeros outside G.
+// VEC == 1 (rows of G are 16-byte aligned, so a chunk is all inside or all outside): a thread
+// copies the same column of every STEP-th row, so it keeps one global pointer, moved along K
+// from tile to tile, and constant strides (the swizzle repeats every STEP rows). VEC == 0:
 // element by element, an ordinary load and a shared store each.
 template <int ROWS, int COLS, bool IS_A>
-__device__ __forceinline__ void load_tile(unsigned S, const elem_t* G, int row0, int col0, int rows_total,
-                                          int cols_total) {
-    constexpr int ROW_BYTES = COLS * sizeof(elem_t);
-    auto x = [](int r) { return IS_A ? swizzle_a(r) : swizzle_b(r); };
-#if VEC
-    constexpr int PER_ROW = COLS / CHUNK;
-#pragma unroll
-    for (int i = 0; i < ROWS * PER_ROW / NUM_THREADS; ++i) {
-        const int c = threadIdx.x + i * NUM_THREADS;
-        const int r = c / PER_ROW, col = (c % PER_ROW) * CHUNK;
-        const bool in = !EDGE || (row0 + r < rows_total && col0 + col < cols_total);
-        copy16(S + at(r, col, ROW_BYTES, x(r)), in ? &G[(row0 + r) * cols_total + col0 + col] : G, in);
+struct TileCopy {
+    static constexpr int ROW_BYTES = COLS * sizeof(elem_t), PER_ROW = COLS / CHUNK, STEP = NUM_THREADS / PER_ROW;
+    static constexpr int x(int r) { return IS_A ? swizzle_a(r) : swizzle_b(r); }
+    static_assert(NUM_THREADS % PER_ROW == 0 && x(STEP) == x(0), "a thread's chunks share their swizzle");
+    const elem_t* G;
+    int rows_total, cols_total;
+    int row0, col0;     // the corner of the next tile in G
+    const elem_t* g;    // this thread's first chunk of that tile
+    int r, c;           // the chunk's row and column in the tile
+    int stride;         // elements between this thread's chunks (STEP rows)
+    int step;           // elements from one K-tile to the next
+    __device__ TileCopy(const elem_t* G, int row0, int col0, int rows_total, int cols_total)
+        : G(G), rows_total(rows_total), cols_total(cols_total), row0(row0), col0(col0),
+          r(threadIdx.x / PER_ROW), c(threadIdx.x % PER_ROW * CHUNK), stride(STEP * cols_total),
+          step(IS_A ? BK : BK * cols_total) {
+        g = G + (row0 + r) * cols_total + col0 + c;
     }
+    // Copies part PART of PARTS of the tile to the shared tile at S (a stage's copies can be
+    // spread over several k-steps).
+    template <int PART = 0, int PARTS = 1>
+    __device__ __forceinline__ void copy(unsigned S) const {
+#if VEC
+#pragma unroll
+        for (int i = PART; i < ROWS / STEP; i += PARTS) {
+            const bool in = !EDGE || (row0 + r + i * STEP < rows_total && col0 + c < cols_total);
+            copy16(S + at(r, c, ROW_BYTES, x(r)) + i * STEP * ROW_BYTES, in ? g + i * stride : G, in);
+        }
 #else
 #pragma unroll 4
-    for (int e = threadIdx.x; e < ROWS * COLS; e += NUM_THREADS) {
-        const int r = e / COLS, col = e % COLS;
-        const bool in = row0 + r < rows_total && col0 + col < cols_total;
-        sts(S + at(r, col, ROW_BYTES, x(r)), in ? G[(row0 + r) * cols_total + col0 + col] : elem_t(0));
-    }
+        for (int e = threadIdx.x + PART * NUM_THREADS; e < ROWS * COLS; e += PARTS * NUM_THREADS) {
+            const int tr = e / COLS, tc = e % COLS;
+            const bool in = row0 + tr < rows_total && col0 + tc < cols_total;
+            sts(S + at(tr, tc, ROW_BYTES, x(tr)), in ? G[(row0 + tr) * cols_total + col0 + tc] : elem_t(0));
+        }
 #endif
-}
+    }
+    // On to the next K-tile: BK columns to the right (A) or BK rows down (B).
+    __device__ __forceinline__ void next() {
+        if (IS_A) col0 += BK;
+        else row0 += BK;
+        g += step;
+    }
+};
 // ANCHOR_END: copy
 
 // ANCHOR: fragments
@@ -199,11 +252,14 @@ __device__ __forceinline__ void load_b(FragB& f0, FragB& f1, unsigned Bs, int k0
 #else
     // 32- and 64-bit elements: ldmatrix's transpose moves 16-bit halves, so each lane loads its
     // own values: B[k0 + t + 4 v][n0 + g] (TF32: v = 0, 1; FP64: v = 0..3).
+    // The rows k0 + t + 4 v all have the swizzle of row t (k0 % 4 == 0), so a lane's address is
+    // that of its column in row t plus a constant.
+    static_assert(MMA_K % 4 == 0 && swizzle_b(4) == swizzle_b(0), "rows 4 apart share their swizzle");
     auto load = [&](FragB& f, int n) {
+        const unsigned col = Bs + at(t, n + g, ROW_B, swizzle_b(t));
 #pragma unroll
         for (int v = 0; v < MMA_K / 4; ++v) {
-            const int r = k0 + t + 4 * v;
-            const unsigned addr = Bs + at(r, n + g, ROW_B, swizzle_b(r));
+            const unsigned addr = col + (k0 + 4 * v) * ROW_B;
 #if PREC == FP64
             f.x[v] = lds_f64(addr);
 #elif PREC == TF32X3
@@ -266,6 +322,27 @@ __device__ __forceinline__ void mma(acc_t (&c)[4], const FragA& a, const FragB& 
 }
 // ANCHOR_END: mma
 
+// ANCHOR: frags
+// The fragments of one k-step of a warp: TM of A, TN of B (TM + TN loads feed TM * TN mma).
+struct Frags {
+    FragA a[TM];
+    FragB b[TN];
+};
+__device__ __forceinline__ void load_frags(Frags& f, unsigned As, unsigned Bs, int kk, int warpRow, int warpCol,
+                                           int lane) {
+#pragma unroll
+    for (int j = 0; j < TN; j += 2) load_b(f.b[j], f.b[j + 1], Bs, kk, warpCol + j * MMA_N, lane);
+#pragma unroll
+    for (int i = 0; i < TM; ++i) load_a(f.a[i], As, warpRow + i * MMA_M, kk, lane);
+}
+__device__ __forceinline__ void mma_frags(acc_t (&c)[TM][TN][4], const Frags& f) {
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) mma(c[i][j], f.a[i], f.b[j]);
+}
+// ANCHOR_END: frags
+
 // ANCHOR: store
 // C[r][c], C[r][c+1] = alpha*acc + beta*C for the elements inside C (C is not read when
 // beta == 0); one 8- or 16-byte store when VEC says rows are aligned (c is even).
@@ -298,12 +375,13 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
     const int warpRow = (warp / (BN / WN)) * WM, warpCol = (warp % (BN / WN)) * WN;
 
     // ANCHOR: pipeline
-    // K-tile t lives in stage t % STAGES; its A tile first, then its B tile.
-    auto stage = [&](int t) { return smem + (t % STAGES) * STAGE_BYTES; };
-    auto load_stage = [&](int t) {
-        load_tile<BM, BK, true>(stage(t), A, blockRow, t * BK, M, K);
-        load_tile<BK, BN, false>(stage(t) + A_BYTES, B, t * BK, blockCol, K, N);
-    };
+    // K-tile t lives in stage t % STAGES (its A tile, then its B tile): `read` is the stage of
+    // the tile being multiplied, `write` the one being filled. The copies of a stage go out in
+    // COPY_STEPS parts, one in each of the first k-steps of the tile before.
+    TileCopy<BM, BK, true> copy_a(A, blockRow, 0, M, K);
+    TileCopy<BK, BN, false> copy_b(B, 0, blockCol, K, N);
+    auto next_stage = [&](unsigned s) { return s == smem + (STAGES - 1) * STAGE_BYTES ? smem : s + STAGE_BYTES; };
+    unsigned read = smem, write = smem;
 
     acc_t acc[TM][TN][4];
 #pragma unroll
@@ -314,21 +392,21 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
             for (int e = 0; e < 4; ++e) acc[i][j][e] = acc_t(0);
 
     const int tiles = CEIL_DIV(K, BK);
-    // Prologue: the first STAGES-1 K-tiles in flight, one commit group each (even if empty).
+    // Prologue: the first STAGES-1 K-tiles in flight, one commit group each (even if empty);
+    // wait for the first, and load its first fragments.
 #pragma unroll
     for (int t = 0; t < STAGES - 1; ++t) {
-        if (t < tiles) load_stage(t);
+        if (t < tiles) copy_a.copy(write), copy_b.copy(write + A_BYTES);
         cp_async_commit();
+        copy_a.next(), copy_b.next(), write = next_stage(write);
     }
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();
+    Frags f[FRAG_SETS];
+    if (tiles > 0) load_frags(f[0], read, read + A_BYTES, 0, warpRow, warpCol, lane);
 
     for (int t = 0; t < tiles; ++t) {
-        cp_async_wait<STAGES - 2>();  // my copies of K-tile t have landed ...
-        __syncthreads();               // ... and everyone's; and everyone is done with tile t-1
-        // Refill the stage tile t-1 used (nobody reads it any more) with tile t+STAGES-1.
-        if (t + STAGES - 1 < tiles) load_stage(t + STAGES - 1);
-        cp_async_commit();
-
-        const unsigned As = stage(t), Bs = As + A_BYTES;
+        const unsigned As = read, Bs = As + A_BYTES;
 #if PREC == TF32X3
         // 3xTF32 sums each K-tile's products in a fresh accumulator and adds it to acc in FP32,
         // rounding to nearest: the tensor cores' own additions truncate, and over all of K their
@@ -344,32 +422,34 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
 #else
         acc_t(&sum)[TM][TN][4] = acc;
 #endif
-#pragma unroll
-        for (int kk = 0; kk < BK; kk += MMA_K) {
-            FragB b[TN];
-#pragma unroll
-            for (int j = 0; j < TN; j += 2) load_b(b[j], b[j + 1], Bs, kk, warpCol + j * MMA_N, lane);
-#if PREC == TF32X3
-            // 3xTF32 holds two parts of every fragment and two accumulators: one A fragment at a
-            // time keeps it within the registers.
-#pragma unroll
-            for (int i = 0; i < TM; ++i) {
-                FragA a;
-                load_a(a, As, warpRow + i * MMA_M, kk, lane);
-#pragma unroll
-                for (int j = 0; j < TN; ++j) mma(sum[i][j], a, b[j]);
+        unroll<KSTEPS>([&](auto step) {
+            constexpr int s = decltype(step)::value;
+            // Refill the stage tile t-1 used (everyone was done with it at the last barrier)
+            // with tile t+STAGES-1, a part per step.
+            if constexpr (s < COPY_STEPS) {
+                if (!NOCOPY && t + STAGES - 1 < tiles) {
+                    copy_a.template copy<s, COPY_STEPS>(write);
+                    copy_b.template copy<s, COPY_STEPS>(write + A_BYTES);
+                }
+                if constexpr (s == COPY_STEPS - 1) {
+                    cp_async_commit();
+                    copy_a.next(), copy_b.next(), write = next_stage(write);
+                }
             }
-#else
-            FragA a[TM];
-#pragma unroll
-            for (int i = 0; i < TM; ++i) load_a(a[i], As, warpRow + i * MMA_M, kk, lane);
-            // TM + TN fragment loads feed TM * TN mma instructions.
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j) mma(sum[i][j], a[i], b[j]);
-#endif
-        }
+            Frags& next = f[(s + 1) % FRAG_SETS];
+            if constexpr (FRAG_SETS == 1) mma_frags(sum, f[0]);
+            // The next step's fragments: of this tile, or (after the barrier) the next one's first.
+            if constexpr (s + 1 < KSTEPS) {
+                load_frags(next, As, Bs, (s + 1) * MMA_K, warpRow, warpCol, lane);
+            } else {
+                cp_async_wait<STAGES - 2>();  // my copies of K-tile t+1 have landed ...
+                __syncthreads();               // ... and everyone's; and everyone is done with tile t
+                // (After the last tile these read a stage nobody writes any more, and are unused.)
+                read = next_stage(read);
+                load_frags(next, read, read + A_BYTES, 0, warpRow, warpCol, lane);
+            }
+            if constexpr (FRAG_SETS == 2) mma_frags(sum, f[s % 2]);
+        });
 #if PREC == TF32X3
 #pragma unroll
         for (int i = 0; i < TM; ++i)

@@ -9,18 +9,19 @@ pub use common::step::Tiles;
 // ANCHOR: tiles
 /// The tiles per precision (chosen with `examples/tune.rs`, see notes/step08.md). Every row of
 /// a shared tile is a multiple of 128 bytes (the swizzle permutes the chunks of a 128-byte line):
-/// BK is 64 for 16-bit inputs, 32 for 4-byte ones and 16 for FP64.
+/// BK is 64 for 16-bit inputs and 32 for 4- and 8-byte ones.
 pub const fn tiles(p: Precision) -> Tiles {
     match p {
         Precision::F16 | Precision::Bf16 => {
-            Tiles { bm: 128, bn: 256, bk: 64, wm: 64, wn: 64, stages: 3, min_blocks: 1 }
+            Tiles { bm: 256, bn: 128, bk: 64, wm: 64, wn: 64, stages: 3, min_blocks: 1 }
         }
-        Precision::Tf32 => Tiles { bm: 128, bn: 256, bk: 32, wm: 64, wn: 64, stages: 2, min_blocks: 1 },
+        Precision::Tf32 => Tiles { bm: 128, bn: 256, bk: 32, wm: 64, wn: 64, stages: 3, min_blocks: 1 },
         // Twice the fragments (big and small parts) and two accumulators (a K-tile's products, and
         // the FP32 sum of the tiles) in registers: 32 x 32 warp tiles, the largest that never
         // spill on sm_80 or sm_90.
-        Precision::Tf32x3 => Tiles { bm: 64, bn: 128, bk: 32, wm: 32, wn: 32, stages: 2, min_blocks: 1 },
-        Precision::F64 | Precision::F32 => Tiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, stages: 2, min_blocks: 1 },
+        Precision::Tf32x3 => Tiles { bm: 64, bn: 128, bk: 32, wm: 32, wn: 32, stages: 3, min_blocks: 1 },
+        // Fragments of 8-byte numbers: 32 x 32 warp tiles keep a K-tile of 32 within the registers.
+        Precision::F64 | Precision::F32 => Tiles { bm: 64, bn: 128, bk: 32, wm: 32, wn: 32, stages: 3, min_blocks: 1 },
     }
 }
 // ANCHOR_END: tiles
