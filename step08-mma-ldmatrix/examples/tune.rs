@@ -1,6 +1,8 @@
 //! How step 8's tiles were chosen: candidate tilings of each precision, verified and timed
-//! against cuBLAS in the same precision, at one shape (default 4096^3); and the kernel without
-//! its swizzle (SWIZZLE=0), the experiment behind the bank-conflict counts in the book.
+//! against cuBLAS in the same precision, at one shape (default 4096^3): the chosen tiles, then
+//! one change at a time (stages, tile shape, the pipeline's knobs COPY_STEPS and FRAG_SETS);
+//! and the kernel without its swizzle (SWIZZLE=0), the experiment behind the bank-conflict
+//! counts in the book.
 //!
 //!     cargo run --release -p step08-mma-ldmatrix --example tune08 [-- MxNxK [fp16|bf16|tf32|fp64|3xtf32]]
 
