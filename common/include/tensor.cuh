@@ -34,13 +34,22 @@ __device__ __forceinline__ void cp_async_wait() {
 #if __CUDA_ARCH__ >= 800
 // ANCHOR: tf32
 // FP32 -> TF32 (10 mantissa bits), round to nearest with ties away from zero; the 13 low bits
-// are left for the tensor cores to ignore. Adding half of TF32's last place to the bits rounds
-// the magnitude up exactly when the dropped bits are at least half a place (a carry into the
-// exponent is the next binade, or infinity); NaN and infinities stay as they are. Two
-// instructions where `cvt.rna.tf32.f32` takes three (it also clears the low bits).
+// are left for the tensor cores to ignore.
 __device__ __forceinline__ unsigned tf32(float x) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return r;
+}
+
+// The same rounding in two instructions (sm_90 spends three on cvt.rna, which also clears the
+// 13 low bits that the tensor cores ignore anyway): half of TF32's last place added to the bits
+// rounds the magnitude up exactly when the dropped bits are at least half a place (a carry into
+// the exponent is the next binade, or infinity); NaN and infinities stay as they are. Step 8
+// rounds every TF32 fragment it loads this way; step 9 measured slower with it (notes/step09.md)
+// and keeps tf32().
+__device__ __forceinline__ unsigned tf32_round(float x) {
     const unsigned u = __float_as_uint(x);
-    return fabsf(x) < __uint_as_float(0x7f800000u) ? u + 0x1000u : u;  // finite: round
+    return fabsf(x) < __uint_as_float(0x7f800000u) ? u + 0x1000u : u;
 }
 
 // 3xTF32: x = big + small, two TF32 numbers. big is x truncated to TF32 (its 13 low bits

@@ -230,7 +230,7 @@ __device__ __forceinline__ void load_a(FragA& f, unsigned As, int row0, int k0, 
 #if PREC == TF32X3
         split_tf32(__uint_as_float(x[i]), f.big[i], f.small[i]);
 #elif PREC == TF32
-        f.x[i] = tf32(__uint_as_float(x[i]));
+        f.x[i] = tf32_round(__uint_as_float(x[i]));
 #else
         f.x[i] = x[i];
 #endif
@@ -265,7 +265,7 @@ __device__ __forceinline__ void load_b(FragB& f0, FragB& f1, unsigned Bs, int k0
 #elif PREC == TF32X3
             split_tf32(lds_f32(addr), f.big[v], f.small[v]);
 #else
-            f.x[v] = tf32(lds_f32(addr));
+            f.x[v] = tf32_round(lds_f32(addr));
 #endif
         }
     };
