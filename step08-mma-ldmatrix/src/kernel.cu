@@ -228,7 +228,7 @@ __device__ __forceinline__ void load_a(FragA& f, unsigned As, int row0, int k0, 
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
 #if PREC == TF32X3
-        split_tf32(__uint_as_float(x[i]), f.big[i], f.small[i]);
+        split_tf32<true>(__uint_as_float(x[i]), f.big[i], f.small[i]);
 #elif PREC == TF32
         f.x[i] = tf32_round(__uint_as_float(x[i]));
 #else
@@ -263,7 +263,7 @@ __device__ __forceinline__ void load_b(FragB& f0, FragB& f1, unsigned Bs, int k0
 #if PREC == FP64
             f.x[v] = lds_f64(addr);
 #elif PREC == TF32X3
-            split_tf32(lds_f32(addr), f.big[v], f.small[v]);
+            split_tf32<true>(lds_f32(addr), f.big[v], f.small[v]);
 #else
             f.x[v] = tf32_round(lds_f32(addr));
 #endif
