@@ -53,7 +53,7 @@ const ITERS: i32 = 20_000;
 
 /// How the instructions are issued: independent accumulators per warp, warps per block, blocks
 /// per SM. The defaults fill the SM with 32 warps; a kernel's own occupancy (step 8: one block
-/// of 8 warps with 32 accumulators each) shows what that many warps can reach.
+/// of 8 warps per SM) shows what that many warps can reach.
 #[derive(clap::Args, Clone, Copy)]
 struct Issue {
     /// Independent accumulators per warp
@@ -69,6 +69,11 @@ struct Issue {
     /// switch as in a real GEMM, which costs power and so clock speed
     #[arg(long)]
     random_operands: bool,
+}
+
+/// The defines of one variant's ceiling kernel.
+fn defines(var: &Variant, issue: Issue) -> [(&'static str, i64); 3] {
+    [("VARIANT", var.id), ("ACC", issue.acc), ("RANDOM", issue.random_operands as i64)]
 }
 
 fn source() -> KernelSource {
@@ -103,7 +108,8 @@ fn main() -> std::process::ExitCode {
     })
 }
 
-fn run(shape: Shape, save: Option<&str>, Issue { acc, warps, blocks_per_sm, random_operands }: Issue) -> Result<()> {
+fn run(shape: Shape, save: Option<&str>, issue: Issue) -> Result<()> {
+    let Issue { acc, warps, blocks_per_sm, random_operands } = issue;
     let gpu = Gpu::shared()?;
     let cublas = Cublas::new(&gpu)?;
     let mut out = format!("Tensor-core ceilings and step 7 on {} at {shape}\n\n", gpu.describe());
@@ -129,8 +135,7 @@ fn run(shape: Shape, save: Option<&str>, Issue { acc, warps, blocks_per_sm, rand
     let threads = warps * 32;
     let mut sums = gpu.stream.alloc_zeros::<f64>((blocks * threads) as usize)?;
     for var in VARIANTS.iter().filter(|var| gpu.cc >= var.min_cc) {
-        let defines = [("VARIANT", var.id), ("ACC", acc), ("RANDOM", random_operands as i64)];
-        let compiled = compile(&source(), &defines, &gpu.arch())?;
+        let compiled = compile(&source(), &defines(var, issue), &gpu.arch())?;
         let module = gpu.ctx.load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin.clone()))?;
         let function = module.load_function("ceiling")?;
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
@@ -175,8 +180,7 @@ fn compile_only(archs: &str, cubin_dir: Option<String>, issue: Issue) -> Result<
             .map_err(|_| Error::BadInput(format!("bad architecture {arch:?}: write sm_XY, e.g. sm_90")))?;
         let cc = (sm / 10, sm % 10);
         for var in VARIANTS.iter().filter(|var| cc >= var.min_cc) {
-            let defines = [("VARIANT", var.id), ("ACC", issue.acc), ("RANDOM", issue.random_operands as i64)];
-            let compiled = compile(&source(), &defines, arch)?;
+            let compiled = compile(&source(), &defines(var, issue), arch)?;
             println!("{arch} {} {} {}: {} registers", var.precision, var.api, var.shape, compiled.resources.registers);
             if let Some(dir) = &cubin_dir {
                 let path = format!("{dir}/ceiling-{arch}-{}.cubin", var.id);
