@@ -77,7 +77,7 @@ pub fn run(c: &mut Criterion, step: &Step) {
 
 /// Benches each precision variant of one step (step 7) at every shape.
 pub fn run_variants(c: &mut Criterion, variants: &[Step]) {
-    crate::compile::disable_compute_cache();
+    crate::cli::program_start();
     let mut rows = Vec::new();
     for step in variants {
         rows.extend(or_exit(bench_shapes(c, step)));

@@ -142,13 +142,26 @@ pub const TABLE_HEADER: &str = "| kernel | shape | alpha | beta | time (ms) | GF
 
 /// Main of a tool (the examples): the compute cache off, errors as one line and exit 1.
 pub fn tool_main(run: impl FnOnce() -> crate::Result<()>) -> ExitCode {
-    crate::compile::disable_compute_cache();
+    program_start();
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// First thing in the `main` of every program of the harness, while it has one thread: every
+/// compile reports its resources (`compile::disable_compute_cache`), and output into a closed
+/// pipe (`... | head`) ends the program quietly. Rust ignores SIGPIPE, so `println!` into a
+/// closed pipe panics with a backtrace; the default action is what `cat` or `grep` do.
+pub fn program_start() {
+    crate::compile::disable_compute_cache();
+    #[cfg(unix)]
+    // SAFETY: sets a signal's action to its default, before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 
@@ -159,7 +172,7 @@ pub fn main(step: &Step) -> ExitCode {
 
 /// Main of a step binary with one `Step` per precision (step 7): `--precision` picks one.
 pub fn main_variants(variants: &[Step]) -> ExitCode {
-    crate::compile::disable_compute_cache();
+    program_start();
     let precisions: Vec<Precision> = variants.iter().map(|s| s.precision).collect();
     let opts = match Options::parse(variants[0].name, &precisions, std::env::args().skip(1)) {
         Ok(o) => o,

@@ -143,8 +143,8 @@ pub fn cuda_include_dirs() -> Vec<PathBuf> {
 
 /// NVRTC consults the CUDA compute cache (`~/.nv/ComputeCache`): on a hit it returns the
 /// CUBIN without running ptxas, so the log has no register and spill report. The harness's
-/// programs call this first thing in `main` (before any thread starts) so every compile
-/// reports its resources; a user's own `CUDA_CACHE_DISABLE` setting wins.
+/// programs call this first thing in `main` (through `cli::program_start`, before any thread
+/// starts) so every compile reports its resources; a user's own `CUDA_CACHE_DISABLE` setting wins.
 pub fn disable_compute_cache() {
     if std::env::var_os("CUDA_CACHE_DISABLE").is_none() {
         // SAFETY: called at the start of a program's main, while it has a single thread.

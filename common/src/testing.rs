@@ -144,7 +144,7 @@ pub fn main(step: &Step) -> ExitCode {
 
 /// Main of the GPU test binary of a step with one `Step` per precision: the suite in each.
 pub fn main_variants(variants: &[Step]) -> ExitCode {
-    crate::compile::disable_compute_cache();
+    crate::cli::program_start();
     let mut args = Arguments::from_args();
     args.test_threads.get_or_insert(1);
     libtest_mimic::run(&args, variants.iter().flat_map(trials).collect()).exit_code()

@@ -95,7 +95,7 @@ fn compile_errors_name_file_and_line() -> Result<(), Failed> {
 }
 
 fn main() -> std::process::ExitCode {
-    common::compile::disable_compute_cache();
+    common::cli::program_start();
     let args = Arguments::from_args();
     let no_nvrtc = !nvrtc_present();
     if no_nvrtc {

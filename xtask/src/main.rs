@@ -72,7 +72,7 @@ pub fn shape(text: &str) -> Result<Shape, String> {
 }
 
 fn main() -> ExitCode {
-    common::compile::disable_compute_cache();
+    common::cli::program_start();
     let result = match Cli::parse().task {
         Task::Bundle { out } => bundle::run(&out),
         Task::Ptxas { arch } => ptxas::run(&arch),
