@@ -70,7 +70,8 @@ struct Args {
     define: Vec<(String, i64)>,
 }
 
-fn parse_define(text: &str) -> std::result::Result<(String, i64), String> {
+/// A clap value parser for `--define NAME=VALUE`.
+pub fn parse_define(text: &str) -> std::result::Result<(String, i64), String> {
     let (name, value) = text.split_once('=').ok_or("write NAME=VALUE")?;
     let ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     let value = value.trim().parse::<i64>().map_err(|_| format!("{value:?} is not an integer"))?;

@@ -1,12 +1,27 @@
 //! The tile tuners of the tensor-core steps (`examples/tune.rs`): every candidate launch of a
 //! step, verified and then timed against cuBLAS in the same precision, one table row each.
 
+use crate::compile::KernelSource;
 use crate::device::Gpu;
 use crate::lt::{CublasConfig, CublasLt};
 use crate::measure::{Prepared, TimingPlan, compare_prepared, time_cublas_configs};
 use crate::reference::Cublas;
 use crate::step::{Launch, Runner, Step};
 use crate::{Gemm, Precision, Result, Shape, data};
+use std::path::PathBuf;
+
+/// What a tuner can try besides the step's own kernel: the options every `examples/tune.rs`
+/// flattens into its own. An experiment kernel (`notes/experiments/<step>/*.cu`) runs under every
+/// candidate's launch geometry; `--define` switches one of its knobs (or the step kernel's).
+#[derive(clap::Args, Debug, Default)]
+pub struct Experiment {
+    /// Build every candidate from this .cu file instead of the step's kernel
+    #[arg(long, value_name = "FILE.cu")]
+    pub kernel: Option<PathBuf>,
+    /// Add or replace a compile-time define in every candidate (repeatable), e.g. --define SWIZZLE=0
+    #[arg(long, value_name = "NAME=VALUE", value_parser = crate::cli::parse_define)]
+    pub define: Vec<(String, i64)>,
+}
 
 /// One launch geometry to try, and how the table names it.
 pub struct Candidate {
@@ -28,13 +43,25 @@ pub fn run(
     variants: &[Step],
     shape: Shape,
     only: Option<Precision>,
+    experiment: &Experiment,
     candidates: impl Fn(Precision) -> Vec<Candidate>,
 ) -> Result<()> {
+    let kernel = experiment.kernel.as_deref().map(KernelSource::from_file).transpose()?;
+    // Launch defines have 'static names; these few live as long as the program.
+    let extra: Vec<(&'static str, i64)> =
+        experiment.define.iter().map(|(n, v)| (&*Box::leak(n.clone().into_boxed_str()), *v)).collect();
     let gpu = Gpu::shared()?;
     let cublas = Cublas::new(&gpu)?;
     let mut lt = CublasLt::new(&gpu)?;
     let name = variants.first().map_or("", |s| s.name);
     println!("{name} tiles on {} at {shape}", gpu.describe());
+    if let Some(k) = &kernel {
+        println!("kernel: {} (instead of the step's)", k.name);
+    }
+    if !extra.is_empty() {
+        let d: Vec<String> = extra.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        println!("defines in every candidate: {}", d.join(", "));
+    }
     println!("| precision | candidate | regs | smem (B) | GFLOP/s | % of cuBLAS | % of fastest cuBLAS | check |");
     println!("|---|---|---:|---:|---:|---:|---:|---|");
     let gemm = Gemm::new(shape, 1.0, 0.0);
@@ -51,9 +78,11 @@ pub fn run(
             None
         };
         for c in candidates(p) {
-            let launch = (c.launch)(&shape);
+            let (of_candidate, extra) = (c.launch, extra.clone());
+            let with_extra = move |s: &Shape| crate::cli::with_defines(of_candidate(s), &extra);
+            let launch = with_extra(&shape);
             let row = format!("| {p} | {} |", c.label);
-            let mut runner = Runner::new(&gpu, step, None)?.with_launch(c.launch);
+            let mut runner = Runner::new(&gpu, step, kernel.clone())?.with_launch(with_extra);
             let resources = match runner.load(&launch) {
                 Ok(l) => l.resources,
                 Err(e) => {

@@ -2,7 +2,8 @@
 //! against cuBLAS in the same precision, at one shape (default 4096^3): the chosen tiles, then
 //! one change at a time (stages, tile shape, the pipeline's knobs COPY_STEPS and FRAG_SETS);
 //! and the kernel without its swizzle (SWIZZLE=0), the experiment behind the bank-conflict
-//! counts in the book.
+//! counts in the book. `--kernel FILE.cu` runs the same candidates with an experiment kernel,
+//! `--define NAME=VALUE` adds a define to every candidate.
 //!
 //!     cargo run --release -p step08-mma-ldmatrix --example tune08 [-- MxNxK [fp16|bf16|tf32|fp64|3xtf32]]
 
@@ -23,7 +24,14 @@ fn candidates(p: Precision) -> Vec<Candidate> {
     match p {
         Precision::F16 | Precision::Bf16 => v.push(t(Tiles { bm: 128, bn: 256, ..base })),
         Precision::Tf32 => v.push(t(Tiles { bk: 64, stages: 2, ..base })),
-        Precision::Tf32x3 => v.push(t(Tiles { bm: 128, wm: 64, ..base })),
+        Precision::Tf32x3 => {
+            // Larger warp tiles split fewer elements per mma; two blocks per SM hide more latency
+            // (the split of notes/experiments/step08-mma-ldmatrix/fewer-instructions.cu leaves
+            // the registers for them).
+            v.push(t(Tiles { bm: 128, wm: 64, ..base }));
+            v.push(t(Tiles { bn: 256, wn: 64, ..base }));
+            v.push(t(Tiles { min_blocks: 2, ..base }));
+        }
         _ => {
             v.push(t(Tiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, stages: 2, ..base }));
             v.push(t(Tiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, ..base }));
@@ -31,8 +39,10 @@ fn candidates(p: Precision) -> Vec<Candidate> {
     }
     // The pipeline's knobs, one at a time (kernel.cu: COPY_STEPS, FRAG_SETS).
     v.push((base, vec![("COPY_STEPS", 1)]));
-    if !matches!(p, Precision::F64 | Precision::Tf32x3) {
-        v.push((base, vec![("FRAG_SETS", 1)]));
+    match p {
+        Precision::F64 => {}
+        Precision::Tf32x3 => v.push((base, vec![("FRAG_SETS", 2)])),
+        _ => v.push((base, vec![("FRAG_SETS", 1)])),
     }
     let mut out: Vec<Candidate> = v
         .into_iter()
@@ -59,10 +69,12 @@ struct Args {
     /// Only this precision
     #[arg(value_parser = ["fp16", "bf16", "tf32", "fp64", "3xtf32"])]
     precision: Option<String>,
+    #[command(flatten)]
+    experiment: common::tune::Experiment,
 }
 
 fn main() -> std::process::ExitCode {
     let args: Args = clap::Parser::parse();
     let only = args.precision.as_deref().and_then(Precision::parse);
-    common::cli::tool_main(|| common::tune::run(&VARIANTS, args.shape, only, candidates))
+    common::cli::tool_main(|| common::tune::run(&VARIANTS, args.shape, only, &args.experiment, candidates))
 }

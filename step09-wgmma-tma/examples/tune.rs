@@ -55,10 +55,12 @@ struct Args {
     /// Only this precision
     #[arg(value_parser = ["fp16", "bf16", "tf32", "3xtf32"])]
     precision: Option<String>,
+    #[command(flatten)]
+    experiment: common::tune::Experiment,
 }
 
 fn main() -> std::process::ExitCode {
     let args: Args = clap::Parser::parse();
     let only = args.precision.as_deref().and_then(Precision::parse);
-    common::cli::tool_main(|| common::tune::run(&VARIANTS, args.shape, only, candidates))
+    common::cli::tool_main(|| common::tune::run(&VARIANTS, args.shape, only, &args.experiment, candidates))
 }

@@ -5,6 +5,7 @@ mod book;
 mod bundle;
 mod cubin;
 mod lab;
+mod mix;
 mod ptxas;
 mod svg;
 mod sweep;
@@ -37,6 +38,9 @@ enum Task {
     },
     /// Write the CUBIN the harness would load for a shape, to read with `cuobjdump -sass`
     Cubin(cubin::Args),
+    /// The instructions of a kernel's main loop per tensor-core instruction, from its SASS
+    /// (needs NVRTC and nvdisasm, no GPU)
+    Mix(mix::Args),
     /// Every step and cuBLAS on a sweep of shapes (needs a GPU), into results/<gpu>.json
     Sweep(sweep::Args),
     /// The book's tables and charts from the recorded results
@@ -77,6 +81,7 @@ fn main() -> ExitCode {
         Task::Bundle { out } => bundle::run(&out),
         Task::Ptxas { arch } => ptxas::run(&arch),
         Task::Cubin(args) => cubin::run(args),
+        Task::Mix(args) => mix::run(args),
         Task::Sweep(args) => sweep::run(args),
         Task::Book { check } => book::run(check),
         Task::Handout(args) => lab::handout(args),

@@ -1,0 +1,184 @@
+//! `cargo xtask mix STEP [--shape MxNxK] [--arch sm_90] [--kernel FILE.cu] [--define NAME=VALUE]...`:
+//! the instructions of a kernel's main loop, per tensor-core instruction (per FFMA in the steps
+//! without tensor cores), from its SASS (no GPU needed; `nvdisasm` from the CUDA toolkit or
+//! PyPI's `nvidia-cuda-nvdisasm`). A warp sub-partition issues one instruction per cycle; where
+//! the loop needs more issue slots per mma than the tensor pipe spends on one, the instructions
+//! around the mma are the limit. For `mma.sync` and FFMA loops (steps 1-8); a `wgmma` (step 9)
+//! runs asynchronously, so its counts do not read this way.
+
+use crate::cubin::Built;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    target: crate::cubin::Target,
+}
+
+/// Tensor-core instructions: the unit the loop is counted in.
+fn is_mma(op: &str) -> bool {
+    ["HMMA", "DMMA", "IMMA", "HGMMA", "BMMA"].contains(&op)
+}
+
+/// The opcode of one line of `nvdisasm -c` (`/*0aa0*/  @!P3 LDS.128 R136, [R14] ;`): the
+/// mnemonic without its modifiers, or None for labels and other lines.
+fn opcode(line: &str) -> Option<&str> {
+    let code = line.split_once("*/")?.1.trim_start();
+    let code = if code.starts_with('@') { code.split_once(' ')?.1.trim_start() } else { code };
+    let op = code.split(|c: char| c == '.' || c.is_whitespace()).next()?;
+    (!op.is_empty() && op.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')).then_some(op)
+}
+
+/// The instruction a loop is counted in: tensor-core instructions where the kernel has any,
+/// else FFMA.
+fn work(sass: &str) -> fn(&str) -> bool {
+    if sass.lines().any(|l| opcode(l).is_some_and(is_mma)) { is_mma } else { |op| op == "FFMA" }
+}
+
+/// The body of the loop (a backward branch to a label) with the most work instructions.
+pub fn hot_loop(sass: &str) -> Option<Vec<&str>> {
+    let is_work = work(sass);
+    let lines: Vec<&str> = sass.lines().collect();
+    let labels: BTreeMap<&str, usize> = lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| l.strip_suffix(':').filter(|l| l.starts_with(".L")).map(|l| (l, i)))
+        .collect();
+    let mut best: Option<(usize, Vec<&str>)> = None;
+    for (i, l) in lines.iter().enumerate() {
+        if opcode(l) != Some("BRA") {
+            continue;
+        }
+        let Some(target) = l.split('(').nth(1).and_then(|t| t.split(')').next()) else { continue };
+        let Some(&start) = labels.get(target).filter(|&&s| s < i) else { continue };
+        let body = lines[start..=i].to_vec();
+        let mmas = body.iter().filter(|l| opcode(l).is_some_and(is_work)).count();
+        if best.as_ref().is_none_or(|(m, _)| mmas > *m) {
+            best = Some((mmas, body));
+        }
+    }
+    best.map(|(_, body)| body)
+}
+
+/// The fewest mma between one mma and a later one that adds to its result (its accumulator
+/// operand is the first one's destination), in loop order; 1 = back to back, the second
+/// waiting for the first. None when no mma reads another's result within the body.
+pub fn closest_dependent_mma(body: &[&str]) -> Option<usize> {
+    let mut last_write: BTreeMap<String, usize> = BTreeMap::new();
+    let mut closest: Option<usize> = None;
+    for (n, l) in body.iter().filter(|l| opcode(l).is_some_and(is_mma)).enumerate() {
+        let operands: Vec<String> = l
+            .split_once("*/")
+            .map_or("", |x| x.1)
+            .trim()
+            .trim_end_matches(';')
+            .split(',')
+            .map(|o| o.split_whitespace().last().unwrap_or("").split('.').next().unwrap_or("").to_string())
+            .collect();
+        if let (Some(dest), Some(acc)) = (operands.first(), operands.last()) {
+            if let Some(&w) = last_write.get(acc) {
+                closest = Some(closest.map_or(n - w, |c: usize| c.min(n - w)));
+            }
+            last_write.insert(dest.clone(), n);
+        }
+    }
+    closest
+}
+
+/// Opcode counts of a stretch of SASS, most frequent first.
+pub fn counts<'a>(body: &[&'a str]) -> Vec<(&'a str, usize)> {
+    let mut c: BTreeMap<&str, usize> = BTreeMap::new();
+    for op in body.iter().filter_map(|l| opcode(l)) {
+        *c.entry(op).or_default() += 1;
+    }
+    let mut v: Vec<_> = c.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    v
+}
+
+fn nvdisasm() -> PathBuf {
+    let in_home = ["CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(|p| PathBuf::from(p).join("bin/nvdisasm"))
+        .find(|p| p.is_file());
+    in_home.unwrap_or_else(|| PathBuf::from("nvdisasm"))
+}
+
+pub fn run(Args { target }: Args) -> Result<(), String> {
+    let Built { source, launch, arch, compiled } = target.build()?;
+    let dir = std::env::temp_dir().join(format!("sgemm-mix-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let cubin = dir.join("kernel.cubin");
+    std::fs::write(&cubin, &compiled.cubin).map_err(|e| format!("{}: {e}", cubin.display()))?;
+    let tool = nvdisasm();
+    let out = std::process::Command::new(&tool).arg("-c").arg(&cubin).output();
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = out.map_err(|e| {
+        format!(
+            "cannot run {} ({e}): install the CUDA toolkit, or `pip install nvidia-cuda-nvdisasm`, and put its bin/ on PATH",
+            tool.display()
+        )
+    })?;
+    if !out.status.success() {
+        return Err(format!("nvdisasm failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    let sass = String::from_utf8_lossy(&out.stdout);
+    let body = hot_loop(&sass).ok_or("no loop in the SASS")?;
+    let c = counts(&body);
+    let total: usize = c.iter().map(|(_, n)| n).sum();
+    let is_work = work(&sass);
+    let mmas: usize = c.iter().filter(|(op, _)| is_work(op)).map(|(_, n)| n).sum();
+    let unit = if is_work("FFMA") { "FFMA" } else { "mma" };
+    let defines: Vec<String> = launch.defines.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    println!("{} ({arch}; {})", source.name, defines.join(" "));
+    let r = compiled.resources;
+    println!("registers {}, spilled {} B", r.registers, r.spills());
+    let per = if mmas > 0 { format!("{:.2}", total as f64 / mmas as f64) } else { "-".into() };
+    println!("main loop: {total} instructions, {mmas} {unit}, {per} instructions per {unit}");
+    let mix: Vec<String> = c.iter().map(|(op, n)| format!("{op} {n}")).collect();
+    println!("{}", mix.join(", "));
+    if unit == "mma" {
+        match closest_dependent_mma(&body) {
+            Some(d) => println!("an mma that adds to another's result comes {d} mma after it at the closest"),
+            None => println!("no mma adds to another's result within one pass of the loop"),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SASS: &str = "\
+        /*0000*/                   MOV R1, c[0x0][0x28] ;
+.L_x_0:
+        /*0010*/                   HMMA.1688.F32.TF32 R4, R8, R2, R4 ;
+        /*0018*/                   HMMA.1688.F32.TF32 R12, R8.reuse, R2, RZ ;
+        /*001c*/                   HMMA.1688.F32.TF32 R4, R10, R2, R4 ;
+        /*0020*/              @!P3 LDS.128 R136, [R14] ;
+        /*0030*/                   FMNMX R5, |R5|, 1.1754943508222875e-38, !PT ;
+        /*0040*/              @!P1 BRA `(.L_x_0) ;
+.L_x_1:
+        /*0050*/                   LDS R0, [R1] ;
+        /*0060*/                   BRA `(.L_x_1) ;
+";
+
+    #[test]
+    fn finds_the_loop_with_the_mma() {
+        let body = hot_loop(SASS).unwrap();
+        let c = counts(&body);
+        assert_eq!(c.iter().map(|(_, n)| n).sum::<usize>(), 6);
+        assert!(c.contains(&("HMMA", 3)) && c.contains(&("LDS", 1)) && c.contains(&("FMNMX", 1)));
+        // The third mma adds to the first one's R4, two mma later.
+        assert_eq!(closest_dependent_mma(&body), Some(2));
+    }
+
+    #[test]
+    fn opcodes_drop_predicates_and_modifiers() {
+        assert_eq!(opcode("        /*0020*/              @!P3 LDS.128 R136, [R14] ;"), Some("LDS"));
+        assert_eq!(opcode(".L_x_0:"), None);
+    }
+}
