@@ -36,7 +36,14 @@ fn work(sass: &str) -> fn(&str) -> bool {
     if sass.lines().any(|l| opcode(l).is_some_and(is_mma)) { is_mma } else { |op| op == "FFMA" }
 }
 
-/// The body of the loop (a backward branch to a label) with the most work instructions.
+/// The label a branch line jumps to (`@!P1 BRA `(.L_x_6) ;`), if it is a branch.
+fn branch_target(line: &str) -> Option<&str> {
+    (opcode(line) == Some("BRA")).then(|| line.split('(').nth(1)?.split(')').next())?
+}
+
+/// The body of the loop (a backward branch to a label) with the most work instructions,
+/// with the blocks ptxas placed outside it (a conditional part of an iteration: a branch out
+/// of the loop to a block that ends in a jump back into it).
 pub fn hot_loop(sass: &str) -> Option<Vec<&str>> {
     let is_work = work(sass);
     let lines: Vec<&str> = sass.lines().collect();
@@ -47,12 +54,21 @@ pub fn hot_loop(sass: &str) -> Option<Vec<&str>> {
         .collect();
     let mut best: Option<(usize, Vec<&str>)> = None;
     for (i, l) in lines.iter().enumerate() {
-        if opcode(l) != Some("BRA") {
-            continue;
+        let Some(&start) = branch_target(l).and_then(|t| labels.get(t)).filter(|&&s| s < i) else { continue };
+        let inside = |j: usize| (start..=i).contains(&j);
+        let mut body = lines[start..=i].to_vec();
+        for target in lines[start..=i].iter().filter_map(|l| branch_target(l)) {
+            let Some(&from) = labels.get(target).filter(|&&j| !inside(j)) else { continue };
+            // The block runs to its first unconditional jump; it belongs to the loop if that
+            // jump goes back inside.
+            let Some(end) = (from..lines.len()).find(|&j| branch_target(lines[j]).is_some() && !lines[j].contains('@'))
+            else {
+                continue;
+            };
+            if branch_target(lines[end]).and_then(|t| labels.get(t)).is_some_and(|&j| inside(j)) {
+                body.extend_from_slice(&lines[from..=end]);
+            }
         }
-        let Some(target) = l.split('(').nth(1).and_then(|t| t.split(')').next()) else { continue };
-        let Some(&start) = labels.get(target).filter(|&&s| s < i) else { continue };
-        let body = lines[start..=i].to_vec();
         let mmas = body.iter().filter(|l| opcode(l).is_some_and(is_work)).count();
         if best.as_ref().is_none_or(|(m, _)| mmas > *m) {
             best = Some((mmas, body));
@@ -160,18 +176,26 @@ mod tests {
         /*001c*/                   HMMA.1688.F32.TF32 R4, R10, R2, R4 ;
         /*0020*/              @!P3 LDS.128 R136, [R14] ;
         /*0030*/                   FMNMX R5, |R5|, 1.1754943508222875e-38, !PT ;
+        /*0038*/              @P2 BRA `(.L_x_2) ;
+.L_x_3:
         /*0040*/              @!P1 BRA `(.L_x_0) ;
 .L_x_1:
         /*0050*/                   LDS R0, [R1] ;
         /*0060*/                   BRA `(.L_x_1) ;
+.L_x_2:
+        /*0070*/                   STS.128 [R2], R4 ;
+        /*0080*/                   BRA `(.L_x_3) ;
 ";
 
     #[test]
     fn finds_the_loop_with_the_mma() {
         let body = hot_loop(SASS).unwrap();
         let c = counts(&body);
-        assert_eq!(c.iter().map(|(_, n)| n).sum::<usize>(), 6);
-        assert!(c.contains(&("HMMA", 3)) && c.contains(&("LDS", 1)) && c.contains(&("FMNMX", 1)));
+        // The loop's seven instructions and the two of the block it branches out to.
+        assert_eq!(c.iter().map(|(_, n)| n).sum::<usize>(), 9);
+        assert!(
+            c.contains(&("HMMA", 3)) && c.contains(&("LDS", 1)) && c.contains(&("STS", 1)) && c.contains(&("BRA", 3))
+        );
         // The third mma adds to the first one's R4, two mma later.
         assert_eq!(closest_dependent_mma(&body), Some(2));
     }

@@ -2,15 +2,20 @@
 // session"): fewer instructions per mma in TF32 and 3xTF32. ptxas's SASS of step 8's loop
 // (nvdisasm, sm_90, 4096^3) issues 2.05 instructions per HMMA in FP16, 4.40 in TF32 and 11.5 in
 // 3xTF32, where one HMMA.1688 keeps the tensor pipe of a sub-partition busy for about 6 cycles:
-// TF32 and 3xTF32 run out of issue slots. Three knobs, each 1 by default and 0 for step 8's
-// way, so that one run can switch them off one at a time (`--define SPLIT=0`):
+// TF32 and 3xTF32 run out of issue slots. Three knobs: SPLIT and PASSES on by default (0 for
+// step 8's way: `--define SPLIT=0`), ROUND at step 8's 1 (`--define ROUND=2` to try):
 //   SPLIT   3xTF32: x = big + small in five instructions (split_fast) instead of thirteen.
 //   PASSES  3xTF32: each of the three products over all of a warp's tiles before the next, so
 //           that the mma that depend on each other are TM*TN apart (ptxas keeps asm volatile in
 //           order: step 8 issues the three products of a tile back to back, each waiting for
 //           the last).
-//   ROUND   TF32: 0 = no rounding (the tensor cores drop the 13 low bits: truncation), a
-//           different product, to time with Nsight what rounding costs (like NOCOPY).
+//   ROUND   TF32: 1 = step 8's rounding, in every warp that loads an element (each A element
+//           by BN/WN warps, each B element by BM/WM). 2 = once per element per block: the
+//           thread that copied a chunk rounds it in shared memory once its copy has landed,
+//           during the products of the tile before (a shared load and store per 16 bytes
+//           instead of 2-4 roundings per element). 0 = no rounding (the tensor cores drop the
+//           13 low bits: truncation), a different product, to time with Nsight what rounding
+//           costs (like NOCOPY).
 // (A fourth, B fragments by 128-bit loads with the warp's columns permuted so that a lane's
 // values of a row are adjacent, was dropped before any run: `cargo xtask mix` counted more
 // instructions, not fewer, as each pair b0, b1 of an mma comes from two loads and needs moves.)
@@ -159,6 +164,26 @@ __device__ __forceinline__ double lds_f64(unsigned addr) {
     return v;
 }
 
+// ROUND == 2 (TF32): elements are rounded once, in shared memory, by the thread that copied
+// them (the element-by-element copies of VEC == 0 round on the way instead).
+#define ROUND_IN_SMEM (PREC == TF32 && ROUND == 2)
+__device__ __forceinline__ elem_t stored(elem_t v) {
+#if ROUND_IN_SMEM
+    return __uint_as_float(tf32_round(v));
+#else
+    return v;
+#endif
+}
+#if ROUND_IN_SMEM
+__device__ __forceinline__ void round_chunk(unsigned addr) {
+    unsigned v[4];
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]) : "r"(addr));
+#pragma unroll
+    for (int i = 0; i < 4; ++i) v[i] = tf32_round(__uint_as_float(v[i]));
+    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v[0]), "r"(v[1]), "r"(v[2]), "r"(v[3]));
+}
+#endif
+
 // ANCHOR: copy
 // The copies of one operand, global -> shared, K-tile after K-tile: ROWS x COLS tiles of the
 // row-major matrix G (rows_total x cols_total), stored swizzled as A or B, zeros outside G.
@@ -199,10 +224,20 @@ struct TileCopy {
         for (int e = threadIdx.x + PART * NUM_THREADS; e < ROWS * COLS; e += PARTS * NUM_THREADS) {
             const int tr = e / COLS, tc = e % COLS;
             const bool in = row0 + tr < rows_total && col0 + tc < cols_total;
-            sts(S + at(tr, tc, ROW_BYTES, x(tr)), in ? G[(row0 + tr) * cols_total + col0 + tc] : elem_t(0));
+            sts(S + at(tr, tc, ROW_BYTES, x(tr)), stored(in ? G[(row0 + tr) * cols_total + col0 + tc] : elem_t(0)));
         }
 #endif
     }
+#if ROUND_IN_SMEM
+    // Rounds this thread's own chunks of the tile at S, once its copies of them have landed
+    // (VEC; the element copies rounded on the way).
+    __device__ __forceinline__ void round_own(unsigned S) const {
+#if VEC
+#pragma unroll
+        for (int i = 0; i < ROWS / STEP; ++i) round_chunk(S + at(r, c, ROW_BYTES, x(r)) + i * STEP * ROW_BYTES);
+#endif
+    }
+#endif
     // On to the next K-tile: BK columns to the right (A) or BK rows down (B).
     __device__ __forceinline__ void next() {
         if (IS_A) col0 += BK;
@@ -245,7 +280,7 @@ __device__ __forceinline__ void split(float x, unsigned& big, unsigned& small) {
     else split_tf32<true>(x, big, small);
 }
 #elif PREC == TF32
-__device__ __forceinline__ unsigned round_tf32(float x) { return ROUND ? tf32_round(x) : __float_as_uint(x); }
+__device__ __forceinline__ unsigned round_tf32(float x) { return ROUND == 1 ? tf32_round(x) : __float_as_uint(x); }
 #endif
 
 // ldmatrix: each lane gives the address of one 16-byte row, 8 lanes per 8x8 matrix of 16-bit
@@ -466,6 +501,9 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
         copy_a.next(), copy_b.next(), write = next_stage(write);
     }
     cp_async_wait<STAGES - 2>();
+#if ROUND_IN_SMEM
+    if (tiles > 0) copy_a.round_own(read), copy_b.round_own(read + A_BYTES);
+#endif
     __syncthreads();
     Frags f[FRAG_SETS];
     if (tiles > 0) load_frags(f[0], read, read + A_BYTES, 0, warpRow, warpCol, lane);
@@ -499,6 +537,15 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
                 if constexpr (s == COPY_STEPS - 1) {
                     cp_async_commit();
                     copy_a.next(), copy_b.next(), write = next_stage(write);
+#if ROUND_IN_SMEM
+                    // Tile t+1 (in flight since the tile before) is now older than the last
+                    // STAGES-2 groups: wait for my part of it and round it while this tile's mma run.
+                    if (t + 1 < tiles) {
+                        cp_async_wait<STAGES - 2>();
+                        const unsigned nxt = next_stage(read);
+                        copy_a.round_own(nxt), copy_b.round_own(nxt + A_BYTES);
+                    }
+#endif
                 }
             }
             Frags& next = f[(s + 1) % FRAG_SETS];
