@@ -45,8 +45,8 @@ __device__ __forceinline__ unsigned tf32(float x) {
 // 13 low bits that the tensor cores ignore anyway): half of TF32's last place added to the bits
 // rounds the magnitude up exactly when the dropped bits are at least half a place (a carry into
 // the exponent is the next binade, or infinity); NaN and infinities stay as they are. Step 8
-// rounds every TF32 fragment (and 3xTF32's small parts) it loads this way; step 9 measured
-// slower with it (notes/step09.md) and keeps tf32().
+// rounds every TF32 fragment it loads this way; step 9 measured slower with it (notes/step09.md)
+// and keeps tf32().
 __device__ __forceinline__ unsigned tf32_round(float x) {
     const unsigned u = __float_as_uint(x);
     return fabsf(x) < __uint_as_float(0x7f800000u) ? u + 0x1000u : u;
@@ -61,13 +61,12 @@ __device__ __forceinline__ unsigned tf32_round(float x) {
 // an infinity on the other side then gives inf, not inf * 0 = NaN, at a cost of at most
 // 2^-126 |other| per product. x = 0 keeps small = 0 (0 * inf is NaN in SGEMM too), and a NaN x
 // keeps a NaN small (its big part may read as infinite: the TF32 tensor cores drop the low bits).
-// ROUND_BITS: round the small part with tf32_round (step 8) instead of tf32 (step 9).
-template <bool ROUND_BITS = false>
+// (Step 8 splits the same way in five instructions, in its kernel.)
 __device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& small) {
     big = __float_as_uint(x) & 0xffffe000u;
     const float rest = x - __uint_as_float(big);
     const bool tiny = (rest == 0.0f && x != 0.0f) || isinf(x);
-    small = tiny ? __float_as_uint(copysignf(1.17549435e-38f, x)) : ROUND_BITS ? tf32_round(rest) : tf32(rest);
+    small = tiny ? __float_as_uint(copysignf(1.17549435e-38f, x)) : tf32(rest);
 }
 // ANCHOR_END: tf32
 #endif

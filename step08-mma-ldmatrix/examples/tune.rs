@@ -25,12 +25,12 @@ fn candidates(p: Precision) -> Vec<Candidate> {
         Precision::F16 | Precision::Bf16 => v.push(t(Tiles { bm: 128, bn: 256, ..base })),
         Precision::Tf32 => v.push(t(Tiles { bk: 64, stages: 2, ..base })),
         Precision::Tf32x3 => {
-            // Larger warp tiles split fewer elements per mma; two blocks per SM hide more latency
-            // (the split of notes/experiments/step08-mma-ldmatrix/fewer-instructions.cu leaves
-            // the registers for them).
-            v.push(t(Tiles { bm: 128, wm: 64, ..base }));
-            v.push(t(Tiles { bn: 256, wn: 64, ..base }));
-            v.push(t(Tiles { min_blocks: 2, ..base }));
+            // The other warp tile as large (32 x 64), step 8's first 32 x 32 (alone and two blocks
+            // per SM), and deeper K-tiles (fewer barriers and sums of the K-tile accumulator).
+            v.push(t(Tiles { bm: 64, bn: 256, wm: 32, wn: 64, ..base }));
+            v.push(t(Tiles { bm: 64, wm: 32, ..base }));
+            v.push(t(Tiles { bm: 64, wm: 32, min_blocks: 2, ..base }));
+            v.push(t(Tiles { bk: 64, ..base }));
         }
         _ => {
             v.push(t(Tiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, stages: 2, ..base }));
@@ -48,8 +48,17 @@ fn candidates(p: Precision) -> Vec<Candidate> {
         .into_iter()
         .map(|(t, defs)| {
             let knobs: Vec<String> = defs.iter().map(|(n, v)| format!(", {n}={v}")).collect();
-            let label =
-                format!("{}x{}x{}, warp {}x{}, {} stages{}", t.bm, t.bn, t.bk, t.wm, t.wn, t.stages, knobs.concat());
+            let blocks = if t.min_blocks > 1 { format!(", {} blocks/SM", t.min_blocks) } else { String::new() };
+            let label = format!(
+                "{}x{}x{}, warp {}x{}, {} stages{blocks}{}",
+                t.bm,
+                t.bn,
+                t.bk,
+                t.wm,
+                t.wn,
+                t.stages,
+                knobs.concat()
+            );
             Candidate::new(label, move |s| with_defines(launch_with(s, p, t), &defs))
         })
         .collect();

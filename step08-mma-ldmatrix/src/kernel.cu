@@ -13,7 +13,7 @@
 //               per product (small*big + big*small + big*big): an SGEMM with FP32 accuracy.
 // The signature is the ladder's, with the element types of the precision.
 #include "sgemm.cuh"
-#include "tensor.cuh"  // cp.async copies; TF32 rounding and splitting
+#include "tensor.cuh"  // cp.async copies; TF32 rounding
 
 #define FP16 1
 #define BF16 2
@@ -199,6 +199,25 @@ struct FragA { unsigned x[4]; }; // four 8x8 matrices (16-bit pairs) or four TF3
 struct FragB { unsigned x[2]; };
 #endif
 
+#if PREC == TF32X3
+// ANCHOR: split
+// 3xTF32: x = big + small, two TF32 numbers, in five instructions. big is x with its 13 low
+// bits cleared (truncated, so the rest keeps x's sign); small is the rest's magnitude rounded
+// by adding half of TF32's last place (the tensor cores drop the low bits), with x's sign, and
+// at least the smallest normal float: where the rest is 0 (x fits in TF32) or NaN (x infinite:
+// inf - inf, which fmaxf drops), an infinity in the other operand then gives inf, not
+// 0 * inf = NaN, at a cost of at most 2^-126 |other|. A NaN x has a NaN big (unless its payload
+// lies in the 13 low bits alone). The split in the fewest instructions matters: every warp splits
+// every element it loads.
+__device__ __forceinline__ void split(float x, unsigned& big, unsigned& small) {
+    const unsigned u = __float_as_uint(x);
+    big = u & 0xffffe000u;
+    const float rest = fmaxf(fabsf(x - __uint_as_float(big)), 1.17549435e-38f);
+    small = (__float_as_uint(rest) + 0x1000u) | (u & 0x80000000u);
+}
+// ANCHOR_END: split
+#endif
+
 // ldmatrix: each lane gives the address of one 16-byte row, 8 lanes per 8x8 matrix of 16-bit
 // elements, and receives one 32-bit register per matrix: row lane / 4, elements 2 (lane % 4)
 // and 2 (lane % 4) + 1. With .trans, the matrix is transposed on the way.
@@ -228,7 +247,7 @@ __device__ __forceinline__ void load_a(FragA& f, unsigned As, int row0, int k0, 
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
 #if PREC == TF32X3
-        split_tf32<true>(__uint_as_float(x[i]), f.big[i], f.small[i]);
+        split(__uint_as_float(x[i]), f.big[i], f.small[i]);
 #elif PREC == TF32
         f.x[i] = tf32_round(__uint_as_float(x[i]));
 #else
@@ -263,7 +282,7 @@ __device__ __forceinline__ void load_b(FragB& f0, FragB& f1, unsigned Bs, int k0
 #if PREC == FP64
             f.x[v] = lds_f64(addr);
 #elif PREC == TF32X3
-            split_tf32<true>(lds_f32(addr), f.big[v], f.small[v]);
+            split(lds_f32(addr), f.big[v], f.small[v]);
 #else
             f.x[v] = tf32_round(lds_f32(addr));
 #endif
@@ -293,12 +312,7 @@ __device__ __forceinline__ void mma16x8(float (&c)[4], const unsigned (&a)[4], c
 #endif
 
 __device__ __forceinline__ void mma(acc_t (&c)[4], const FragA& a, const FragB& b) {
-#if PREC == TF32X3
-    // The small products first, while c is smallest: they carry the low bits.
-    mma16x8(c, a.small, b.big);
-    mma16x8(c, a.big, b.small);
-    mma16x8(c, a.big, b.big);
-#elif PREC == FP64
+#if PREC == FP64
 #if __CUDA_ARCH__ >= 900
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
                  "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
@@ -316,7 +330,7 @@ __device__ __forceinline__ void mma(acc_t (&c)[4], const FragA& a, const FragB& 
                          : "+d"(c[2 * h]), "+d"(c[2 * h + 1])
                          : "d"(a.x[h + 2 * q]), "d"(b.x[q]));
 #endif
-#else
+#elif PREC != TF32X3
     mma16x8(c, a.x, b.x);
 #endif
 }
@@ -336,10 +350,28 @@ __device__ __forceinline__ void load_frags(Frags& f, unsigned As, unsigned Bs, i
     for (int i = 0; i < TM; ++i) load_a(f.a[i], As, warpRow + i * MMA_M, kk, lane);
 }
 __device__ __forceinline__ void mma_frags(acc_t (&c)[TM][TN][4], const Frags& f) {
+#if PREC == TF32X3
+    // Three passes over the warp's tiles, the small products first (while c is smallest: they
+    // carry the low bits). Each mma of a tile adds to the one before it; ptxas keeps asm
+    // volatile in order, so the three of a tile issued in a row would each wait for the last.
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) mma16x8(c[i][j], f.a[i].small, f.b[j].big);
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) mma16x8(c[i][j], f.a[i].big, f.b[j].small);
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) mma16x8(c[i][j], f.a[i].big, f.b[j].big);
+#else
 #pragma unroll
     for (int i = 0; i < TM; ++i)
 #pragma unroll
         for (int j = 0; j < TN; ++j) mma(c[i][j], f.a[i], f.b[j]);
+#endif
 }
 // ANCHOR_END: frags
 

@@ -17,9 +17,9 @@ pub const fn tiles(p: Precision) -> Tiles {
         }
         Precision::Tf32 => Tiles { bm: 128, bn: 256, bk: 32, wm: 64, wn: 64, stages: 3, min_blocks: 1 },
         // Twice the fragments (big and small parts) and two accumulators (a K-tile's products, and
-        // the FP32 sum of the tiles) in registers: 32 x 32 warp tiles, the largest that never
-        // spill on sm_80 or sm_90.
-        Precision::Tf32x3 => Tiles { bm: 64, bn: 128, bk: 32, wm: 32, wn: 32, stages: 3, min_blocks: 1 },
+        // the FP32 sum of the tiles) in registers: 64 x 32 warp tiles (fewer elements split per
+        // mma than 32 x 32), the largest that fit without spilling on sm_80 and sm_90.
+        Precision::Tf32x3 => Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 32, stages: 3, min_blocks: 1 },
         // Fragments of 8-byte numbers: 32 x 32 warp tiles keep a K-tile of 32 within the registers.
         Precision::F64 | Precision::F32 => Tiles { bm: 64, bn: 128, bk: 32, wm: 32, wn: 32, stages: 3, min_blocks: 1 },
     }

@@ -19,7 +19,8 @@
 // (A fourth, B fragments by 128-bit loads with the warp's columns permuted so that a lane's
 // values of a row are adjacent, was dropped before any run: `cargo xtask mix` counted more
 // instructions, not fewer, as each pair b0, b1 of an mma comes from two loads and needs moves.)
-// The rest is step 8's kernel as it was at commit 245bdcd.
+// The rest is step 8's kernel as it was at commit 245bdcd. Measured on the H100 (notes/step08.md,
+// "Fourth session"): SPLIT and PASSES went into step 8's kernel; ROUND=2 was slower.
 //
 // Step 8: the tensor cores through their own instruction. Step 7 handed 16x16 fragments to
 // WMMA, which hides where each element lives. Here a warp issues PTX `mma.sync` on 16x8
@@ -275,9 +276,17 @@ __device__ __forceinline__ void split_fast(float x, unsigned& big, unsigned& sma
     const float rest = fmaxf(fabsf(x - __uint_as_float(big)), 1.17549435e-38f);
     small = (__float_as_uint(rest) + 0x1000u) | (u & 0x80000000u);
 }
+// Step 8's split before this experiment (tensor.cuh's split_tf32 with the small part rounded by
+// tf32_round), kept here for SPLIT=0.
+__device__ __forceinline__ void split_old(float x, unsigned& big, unsigned& small) {
+    big = __float_as_uint(x) & 0xffffe000u;
+    const float rest = x - __uint_as_float(big);
+    const bool tiny = (rest == 0.0f && x != 0.0f) || isinf(x);
+    small = tiny ? __float_as_uint(copysignf(1.17549435e-38f, x)) : tf32_round(rest);
+}
 __device__ __forceinline__ void split(float x, unsigned& big, unsigned& small) {
     if (SPLIT) split_fast(x, big, small);
-    else split_tf32<true>(x, big, small);
+    else split_old(x, big, small);
 }
 #elif PREC == TF32
 __device__ __forceinline__ unsigned round_tf32(float x) { return ROUND == 1 ? tf32_round(x) : __float_as_uint(x); }
