@@ -48,7 +48,9 @@ constexpr int CHUNK = 16 / sizeof(elem_t);      // elements in one 16-byte chunk
 constexpr int ROW_A = BK * sizeof(elem_t);      // bytes of a row of an A tile (BM rows)
 constexpr int ROW_B = BN * sizeof(elem_t);      // bytes of a row of a B tile (BK rows)
 constexpr int A_BYTES = BM * ROW_A;
-constexpr int STAGE_BYTES = A_BYTES + BK * ROW_B;
+// 3xTF32 keeps A split in shared memory: its small parts in a third tile, after B.
+constexpr int A_SMALL = PREC == TF32X3 ? A_BYTES + BK * ROW_B : 0;  // offset in a stage
+constexpr int STAGE_BYTES = A_BYTES + BK * ROW_B + (PREC == TF32X3 ? A_BYTES : 0);
 constexpr int TM = WM / MMA_M, TN = WN / MMA_N;
 constexpr int KSTEPS = BK / MMA_K;  // mma k-steps per K-tile
 // The pipeline's knobs (defines, so that tune08 and the step binary's --define can try others):
@@ -132,6 +134,25 @@ __device__ __forceinline__ double lds_f64(unsigned addr) {
     return v;
 }
 
+#if PREC == TF32X3
+// ANCHOR: split
+// 3xTF32: x = big + small, two TF32 numbers, in five instructions. big is x with its 13 low
+// bits cleared (truncated, so the rest keeps x's sign); small is the rest's magnitude rounded
+// by adding half of TF32's last place (the tensor cores drop the low bits), with x's sign, and
+// at least the smallest normal float: where the rest is 0 (x fits in TF32) or NaN (x infinite:
+// inf - inf, which fmaxf drops), an infinity in the other operand then gives inf, not
+// 0 * inf = NaN, at a cost of at most 2^-126 |other|. A NaN x has a NaN big (unless its payload
+// lies in the 13 low bits alone). Every element of B is split by each warp that loads it, every
+// element of A once per block (below), so the fewest instructions matter.
+__device__ __forceinline__ void split(float x, unsigned& big, unsigned& small) {
+    const unsigned u = __float_as_uint(x);
+    big = u & 0xffffe000u;
+    const float rest = fmaxf(fabsf(x - __uint_as_float(big)), 1.17549435e-38f);
+    small = (__float_as_uint(rest) + 0x1000u) | (u & 0x80000000u);
+}
+// ANCHOR_END: split
+#endif
+
 // ANCHOR: copy
 // The copies of one operand, global -> shared, K-tile after K-tile: ROWS x COLS tiles of the
 // row-major matrix G (rows_total x cols_total), stored swizzled as A or B, zeros outside G.
@@ -172,10 +193,41 @@ struct TileCopy {
         for (int e = threadIdx.x + PART * NUM_THREADS; e < ROWS * COLS; e += PARTS * NUM_THREADS) {
             const int tr = e / COLS, tc = e % COLS;
             const bool in = row0 + tr < rows_total && col0 + tc < cols_total;
-            sts(S + at(tr, tc, ROW_BYTES, x(tr)), in ? G[(row0 + tr) * cols_total + col0 + tc] : elem_t(0));
+            const elem_t v = in ? G[(row0 + tr) * cols_total + col0 + tc] : elem_t(0);
+#if PREC == TF32X3
+            if (IS_A) {
+                unsigned big, small;
+                split(v, big, small);
+                sts(S + at(tr, tc, ROW_BYTES, x(tr)), __uint_as_float(big));
+                sts(S + A_SMALL + at(tr, tc, ROW_BYTES, x(tr)), __uint_as_float(small));
+                continue;
+            }
+#endif
+            sts(S + at(tr, tc, ROW_BYTES, x(tr)), v);
         }
 #endif
     }
+#if PREC == TF32X3
+    // 3xTF32, A: splits this thread's own chunks of the tile at S in place (big) and into the
+    // small tile, once its copies of them have landed (VEC; the element copies split on the way).
+    __device__ __forceinline__ void split_own(unsigned S) const {
+#if VEC
+#pragma unroll
+        for (int i = 0; i < ROWS / STEP; ++i) {
+            const unsigned addr = S + at(r, c, ROW_BYTES, x(r)) + i * STEP * ROW_BYTES;
+            unsigned v[4], big[4], small[4];
+            asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                         : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]) : "r"(addr));
+#pragma unroll
+            for (int e = 0; e < 4; ++e) split(__uint_as_float(v[e]), big[e], small[e]);
+            asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(big[0]), "r"(big[1]),
+                         "r"(big[2]), "r"(big[3]));
+            asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr + A_SMALL), "r"(small[0]),
+                         "r"(small[1]), "r"(small[2]), "r"(small[3]));
+        }
+#endif
+    }
+#endif
     // On to the next K-tile: BK columns to the right (A) or BK rows down (B).
     __device__ __forceinline__ void next() {
         if (IS_A) col0 += BK;
@@ -197,25 +249,6 @@ struct FragB { unsigned big[2], small[2]; };
 #else
 struct FragA { unsigned x[4]; }; // four 8x8 matrices (16-bit pairs) or four TF32 numbers
 struct FragB { unsigned x[2]; };
-#endif
-
-#if PREC == TF32X3
-// ANCHOR: split
-// 3xTF32: x = big + small, two TF32 numbers, in five instructions. big is x with its 13 low
-// bits cleared (truncated, so the rest keeps x's sign); small is the rest's magnitude rounded
-// by adding half of TF32's last place (the tensor cores drop the low bits), with x's sign, and
-// at least the smallest normal float: where the rest is 0 (x fits in TF32) or NaN (x infinite:
-// inf - inf, which fmaxf drops), an infinity in the other operand then gives inf, not
-// 0 * inf = NaN, at a cost of at most 2^-126 |other|. A NaN x has a NaN big (unless its payload
-// lies in the 13 low bits alone). The split in the fewest instructions matters: every warp splits
-// every element it loads.
-__device__ __forceinline__ void split(float x, unsigned& big, unsigned& small) {
-    const unsigned u = __float_as_uint(x);
-    big = u & 0xffffe000u;
-    const float rest = fmaxf(fabsf(x - __uint_as_float(big)), 1.17549435e-38f);
-    small = (__float_as_uint(rest) + 0x1000u) | (u & 0x80000000u);
-}
-// ANCHOR_END: split
 #endif
 
 // ldmatrix: each lane gives the address of one 16-byte row, 8 lanes per 8x8 matrix of 16-bit
@@ -242,18 +275,22 @@ __device__ __forceinline__ void load_a(FragA& f, unsigned As, int row0, int k0, 
 #else
     // Matrices 0..3: rows 0-7 and 8-15 of the first 16 bytes of k, then of the next 16 bytes.
     const int r = row0 + lane % 16, col = k0 + (lane / 16) * CHUNK;
+#if PREC == TF32X3
+    // A is split in shared memory already: its big and its small tile.
+    ldmatrix_x4(f.big, As + at(r, col, ROW_A, swizzle_a(r)));
+    ldmatrix_x4(f.small, As + A_SMALL + at(r, col, ROW_A, swizzle_a(r)));
+#else
     unsigned x[4];
     ldmatrix_x4(x, As + at(r, col, ROW_A, swizzle_a(r)));
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-#if PREC == TF32X3
-        split(__uint_as_float(x[i]), f.big[i], f.small[i]);
-#elif PREC == TF32
+#if PREC == TF32
         f.x[i] = tf32_round(__uint_as_float(x[i]));
 #else
         f.x[i] = x[i];
 #endif
     }
+#endif
 #endif
 }
 
@@ -433,6 +470,9 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
         copy_a.next(), copy_b.next(), write = next_stage(write);
     }
     cp_async_wait<STAGES - 2>();
+#if PREC == TF32X3
+    if (tiles > 0) copy_a.split_own(read);
+#endif
     __syncthreads();
     Frags f[FRAG_SETS];
     if (tiles > 0) load_frags(f[0], read, read + A_BYTES, 0, warpRow, warpCol, lane);
@@ -466,6 +506,15 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
                 if constexpr (s == COPY_STEPS - 1) {
                     cp_async_commit();
                     copy_a.next(), copy_b.next(), write = next_stage(write);
+#if PREC == TF32X3
+                    // Tile t+1 (in flight since the tile before) is now older than the last
+                    // STAGES-2 groups: wait for my part of its A and split it, while this tile's
+                    // mma run (the barrier at the end of the tile publishes it).
+                    if (t + 1 < tiles) {
+                        cp_async_wait<STAGES - 2>();
+                        copy_a.split_own(next_stage(read));
+                    }
+#endif
                 }
             }
             Frags& next = f[(s + 1) % FRAG_SETS];

@@ -41,7 +41,8 @@ pub const fn prec_code(p: Precision) -> i64 {
 // ANCHOR: launch
 /// One block per BM x BN tile of C. The 16-byte copies (VEC) need every row of A and B to
 /// start 16-byte aligned: K and N multiples of 16 bytes' worth of elements. EDGE = 0 when the
-/// tiles divide M, N and K. Shared memory: STAGES (A tile, B tile) pairs, unpadded.
+/// tiles divide M, N and K. Shared memory: STAGES (A tile, B tile) pairs, unpadded (3xTF32: A's
+/// big and small parts, and B).
 pub fn launch_with(s: &Shape, p: Precision, t: Tiles) -> Launch {
     let elem = p.input().bytes();
     let chunk = 16 / elem;
@@ -59,7 +60,9 @@ pub fn launch_with(s: &Shape, p: Precision, t: Tiles) -> Launch {
         .define("MIN_BLOCKS", t.min_blocks as i64)
         .define("VEC", vec as i64)
         .define("EDGE", edge as i64);
-    launch.dynamic_smem_bytes = (t.stages * (t.bm * t.bk + t.bk * t.bn) * elem) as u32;
+    // 3xTF32 keeps A's small parts in a third tile per stage.
+    let a_tiles = if p == Precision::Tf32x3 { 2 } else { 1 };
+    launch.dynamic_smem_bytes = (t.stages * (a_tiles * t.bm * t.bk + t.bk * t.bn) * elem) as u32;
     launch
 }
 // ANCHOR_END: launch
