@@ -56,14 +56,15 @@ constexpr int KSTEPS = BK / MMA_K;  // mma k-steps per K-tile
 // The pipeline's knobs (defines, so that tune08 and the step binary's --define can try others):
 //   COPY_STEPS: the next stage's copies go out in this many parts, one in each of the first
 //               k-steps of a tile, between the mma (KSTEPS - 1: none in the step that waits);
-//               in one part where each element is copied alone (no VEC).
+//               in one part where each element is copied alone (no VEC), and in 3xTF32, whose
+//               split of the next A tile follows the last part and so starts in the first step.
 //   FRAG_SETS:  2 = the next k-step's fragments load while this step's mma run, on the fast
 //               path (VEC, no EDGE); the bounds checks of the others, and the larger fragments
 //               of FP64 and 3xTF32, leave no registers for a second set.
 //   NOCOPY:     1 = no copies after the prologue: a wrong product, timed (Nsight) to see what
 //               the copies cost. An experiment only, like SWIZZLE=0.
 #ifndef COPY_STEPS
-#define COPY_STEPS (VEC && KSTEPS > 1 ? KSTEPS - 1 : 1)
+#define COPY_STEPS (VEC && KSTEPS > 1 && PREC != TF32X3 ? KSTEPS - 1 : 1)
 #endif
 #ifndef FRAG_SETS
 #define FRAG_SETS (PREC == FP64 || PREC == TF32X3 || !VEC || EDGE ? 1 : 2)
