@@ -70,6 +70,12 @@ struct Args {
     define: Vec<(String, i64)>,
 }
 
+/// `--define` values as launch defines, whose names are `'static`: these few live as long as
+/// the program.
+pub fn static_defines(defines: impl IntoIterator<Item = (String, i64)>) -> Vec<(&'static str, i64)> {
+    defines.into_iter().map(|(n, v)| (&*Box::leak(n.into_boxed_str()), v)).collect()
+}
+
 /// A clap value parser for `--define NAME=VALUE`.
 pub fn parse_define(text: &str) -> std::result::Result<(String, i64), String> {
     let (name, value) = text.split_once('=').ok_or("write NAME=VALUE")?;
@@ -121,8 +127,7 @@ impl Options {
             seed: a.seed,
             verify_only: a.verify_only,
             precision: a.precision.as_deref().and_then(Precision::parse),
-            // Launch defines have 'static names; these few live as long as the program.
-            defines: a.define.into_iter().map(|(n, v)| (&*Box::leak(n.into_boxed_str()), v)).collect(),
+            defines: static_defines(a.define),
         })
     }
 }

@@ -47,9 +47,7 @@ pub fn run(
     candidates: impl Fn(Precision) -> Vec<Candidate>,
 ) -> Result<()> {
     let kernel = experiment.kernel.as_deref().map(KernelSource::from_file).transpose()?;
-    // Launch defines have 'static names; these few live as long as the program.
-    let extra: Vec<(&'static str, i64)> =
-        experiment.define.iter().map(|(n, v)| (&*Box::leak(n.clone().into_boxed_str()), *v)).collect();
+    let extra = crate::cli::static_defines(experiment.define.iter().cloned());
     let gpu = Gpu::shared()?;
     let cublas = Cublas::new(&gpu)?;
     let mut lt = CublasLt::new(&gpu)?;

@@ -39,10 +39,8 @@ fn candidates(p: Precision) -> Vec<Candidate> {
     }
     // The pipeline's knobs, one at a time (kernel.cu: COPY_STEPS, FRAG_SETS).
     // COPY_STEPS: one part instead of one per k-step but the last (3xTF32 the other way round:
-    // one part is its default).
-    let k_steps =
-        (base.bk / if matches!(p, Precision::F16 | Precision::Bf16 | Precision::F64) { 16 } else { 8 }) as i64;
-    v.push((base, vec![("COPY_STEPS", if p == Precision::Tf32x3 { k_steps - 1 } else { 1 })]));
+    // one part is its default; its k-steps are 8 deep).
+    v.push((base, vec![("COPY_STEPS", if p == Precision::Tf32x3 { base.bk as i64 / 8 - 1 } else { 1 })]));
     match p {
         Precision::F64 => {}
         Precision::Tf32x3 => v.push((base, vec![("FRAG_SETS", 2)])),

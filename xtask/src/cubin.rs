@@ -41,9 +41,7 @@ impl Target {
             Some(path) => KernelSource::from_file(&path).map_err(|e| e.to_string())?,
             None => self.step.kernel.clone(),
         };
-        // Launch defines have 'static names; these few live as long as the program.
-        let extra: Vec<(&'static str, i64)> =
-            self.define.into_iter().map(|(n, v)| (&*Box::leak(n.into_boxed_str()), v)).collect();
+        let extra = common::cli::static_defines(self.define);
         let launch = common::cli::with_defines((self.step.launch)(&self.shape), &extra);
         let arch = self.step.arch.map_or(self.arch, str::to_string);
         let compiled = compile(&source, &launch.defines, &arch).map_err(|e| e.to_string())?;
