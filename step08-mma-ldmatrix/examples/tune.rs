@@ -24,19 +24,10 @@ fn candidates(p: Precision) -> Vec<Candidate> {
     match p {
         Precision::F16 | Precision::Bf16 => {
             v.push(t(Tiles { bm: 128, bn: 256, ..base }));
-            // Four warps per scheduler instead of two: 16 warps of 64 x 32 (128 registers, so one
-            // fragment set), and two blocks of 128 x 128 per SM (a barrier stops half the warps).
-            v.push((Tiles { wn: 32, ..base }, vec![("FRAG_SETS", 1)]));
-            v.push((Tiles { wn: 32, stages: 4, ..base }, vec![("FRAG_SETS", 1)]));
-            v.push(t(Tiles { bm: 128, bn: 128, min_blocks: 2, ..base }));
             // Half as many barriers: K-tiles of 128 in two stages (192 KiB).
             v.push(t(Tiles { bk: 128, stages: 2, ..base }));
         }
-        Precision::Tf32 => {
-            v.push(t(Tiles { bk: 64, stages: 2, ..base }));
-            v.push((Tiles { bm: 256, bn: 128, wn: 32, ..base }, vec![("FRAG_SETS", 1)]));
-            v.push(t(Tiles { bm: 128, bn: 128, min_blocks: 2, ..base }));
-        }
+        Precision::Tf32 => v.push(t(Tiles { bk: 64, stages: 2, ..base })),
         Precision::Tf32x3 => {
             // The other warp tile as large (32 x 64), step 8's first 32 x 32 (alone and two blocks
             // per SM), and deeper K-tiles (fewer barriers and sums of the K-tile accumulator).
@@ -49,6 +40,17 @@ fn candidates(p: Precision) -> Vec<Candidate> {
             v.push(t(Tiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, stages: 2, ..base }));
             v.push(t(Tiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, ..base }));
         }
+    }
+    if matches!(p, Precision::F16 | Precision::Bf16 | Precision::Tf32) {
+        // More warps to hide latency: four per scheduler (16 warps of 64 x 32 in a 256 x 128 block;
+        // 128 registers, so one fragment set), or two 128 x 128 blocks per SM (a barrier stops
+        // only half the warps).
+        let more_warps = Tiles { bm: 256, bn: 128, wn: 32, ..base };
+        v.push((more_warps, vec![("FRAG_SETS", 1)]));
+        if p != Precision::Tf32 {
+            v.push((Tiles { stages: 4, ..more_warps }, vec![("FRAG_SETS", 1)]));
+        }
+        v.push(t(Tiles { bm: 128, bn: 128, min_blocks: 2, ..base }));
     }
     // The pipeline's knobs, one at a time (kernel.cu: COPY_STEPS, FRAG_SETS).
     // COPY_STEPS: one part instead of one per k-step but the last (3xTF32 the other way round:
