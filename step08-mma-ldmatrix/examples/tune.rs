@@ -3,7 +3,9 @@
 //! one change at a time (stages, tile shape, the pipeline's knobs COPY_STEPS and FRAG_SETS);
 //! and the kernel without its swizzle (SWIZZLE=0), the experiment behind the bank-conflict
 //! counts in the book. `--kernel FILE.cu` runs the same candidates with an experiment kernel,
-//! `--define NAME=VALUE` adds a define to every candidate.
+//! `--define NAME=VALUE` adds a define to every candidate. `--define PERSIST=N` (with a kernel
+//! that takes any grid, the experiment `persistent.cu`) launches every candidate with N blocks
+//! that loop over the tiles.
 //!
 //!     cargo run --release -p step08-mma-ldmatrix --example tune08 [-- MxNxK [fp16|bf16|tf32|fp64|3xtf32]]
 
@@ -85,6 +87,16 @@ fn candidates(p: Precision) -> Vec<Candidate> {
     out
 }
 
+/// The candidate with at most `blocks` blocks, in a one-dimensional grid (`PERSIST`).
+fn persistent(c: Candidate, blocks: u32) -> Candidate {
+    let Candidate { label, launch } = c;
+    Candidate::new(label, move |s| {
+        let mut l = launch(s);
+        l.grid = (l.grid.0.saturating_mul(l.grid.1).min(blocks), 1, 1);
+        l
+    })
+}
+
 /// Step 8's tile candidates, each verified and timed against cuBLAS in the same precision.
 #[derive(clap::Parser)]
 #[command(name = "tune", version)]
@@ -102,5 +114,10 @@ struct Args {
 fn main() -> std::process::ExitCode {
     let args: Args = clap::Parser::parse();
     let only = args.precision.as_deref().and_then(Precision::parse);
+    let persist = args.experiment.define.iter().find(|(n, _)| n == "PERSIST").map(|&(_, v)| v as u32);
+    let candidates = |p| match persist {
+        Some(blocks) => candidates(p).into_iter().map(|c| persistent(c, blocks)).collect(),
+        None => candidates(p),
+    };
     common::cli::tool_main(|| common::tune::run(&VARIANTS, args.shape, only, &args.experiment, candidates))
 }
