@@ -114,7 +114,9 @@ struct Args {
 fn main() -> std::process::ExitCode {
     let args: Args = clap::Parser::parse();
     let only = args.precision.as_deref().and_then(Precision::parse);
-    let persist = args.experiment.define.iter().find(|(n, _)| n == "PERSIST").map(|&(_, v)| v as u32);
+    // At least one block; a value beyond u32 saturates (the grid never exceeds the tiles anyway).
+    let persist =
+        args.experiment.define.iter().find(|(n, _)| n == "PERSIST").map(|&(_, v)| v.clamp(1, u32::MAX.into()) as u32);
     let candidates = |p| match persist {
         Some(blocks) => candidates(p).into_iter().map(|c| persistent(c, blocks)).collect(),
         None => candidates(p),
