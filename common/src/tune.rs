@@ -21,6 +21,10 @@ pub struct Experiment {
     /// Add or replace a compile-time define in every candidate (repeatable), e.g. --define SWIZZLE=0
     #[arg(long, value_name = "NAME=VALUE", value_parser = crate::cli::parse_define)]
     pub define: Vec<(String, i64)>,
+    /// Time candidates even when their product is wrong, for bound experiments that leave work
+    /// out on purpose (e.g. --define NOCOPY=1); their rows say "wrong product"
+    #[arg(long)]
+    pub unchecked: bool,
 }
 
 /// One launch geometry to try, and how the table names it.
@@ -60,6 +64,9 @@ pub fn run(
         let d: Vec<String> = extra.iter().map(|(n, v)| format!("{n}={v}")).collect();
         println!("defines in every candidate: {}", d.join(", "));
     }
+    if experiment.unchecked {
+        println!("--unchecked: a candidate whose product is wrong is timed too");
+    }
     println!("| precision | candidate | regs | smem (B) | GFLOP/s | % of cuBLAS | % of fastest cuBLAS | check |");
     println!("|---|---|---:|---:|---:|---:|---:|---|");
     let gemm = Gemm::new(shape, 1.0, 0.0);
@@ -95,15 +102,16 @@ pub fn run(
                     return Err(e);
                 }
             };
-            if !verified.passed() {
+            if !verified.passed() && !experiment.unchecked {
                 println!("{row} {} | {} | - | - | - | FAILED |", resources.registers, launch.dynamic_smem_bytes);
                 continue;
             }
+            let check = if verified.passed() { "ok" } else { "wrong product, timed (--unchecked)" };
             let cmp = compare_prepared(&mut runner, &cublas, &prepared, TimingPlan::default())?;
             let of_fastest =
                 fastest.map_or("-".to_string(), |t| format!("{:.1}%", 100.0 * t.median_ms / cmp.kernel.median_ms));
             println!(
-                "{row} {} | {} | {:.0} | {:.1}% | {of_fastest} | ok ({} B spilled) |",
+                "{row} {} | {} | {:.0} | {:.1}% | {of_fastest} | {check} ({} B spilled) |",
                 resources.registers,
                 launch.dynamic_smem_bytes,
                 cmp.kernel.gflops(&gemm),
@@ -113,4 +121,24 @@ pub fn run(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Experiment;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        experiment: Experiment,
+    }
+
+    #[test]
+    fn wrong_products_are_timed_only_when_asked() {
+        assert!(!Cli::try_parse_from(["tune"]).unwrap().experiment.unchecked);
+        let cli = Cli::try_parse_from(["tune", "--unchecked", "--define", "NOCOPY=1"]).unwrap();
+        assert!(cli.experiment.unchecked);
+        assert_eq!(cli.experiment.define, vec![("NOCOPY".to_string(), 1)]);
+    }
 }
