@@ -4,14 +4,12 @@
 mod book;
 mod bundle;
 mod cubin;
-mod lab;
 mod mix;
 mod ptxas;
 mod svg;
 mod sweep;
 
 use clap::{Parser, Subcommand};
-use common::{Shape, Step};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -50,30 +48,12 @@ enum Task {
         #[arg(long)]
         check: bool,
     },
-    /// A student copy of the repository with a step's kernel as a skeleton
-    Handout(lab::HandoutArgs),
-    /// Grade a submitted kernel: the cases in a child process, each with a time limit
-    Grade(lab::GradeArgs),
-    /// The grader's child process: the cases, one a line on stdin
-    #[command(hide = true)]
-    GradeCases(lab::CasesArgs),
-    /// The grader's child process: the timing
-    #[command(hide = true)]
-    GradePerf(lab::CaseArgs),
+    /// The lab grader's commands (the `grader` crate)
+    #[command(flatten)]
+    Grader(grader::Command),
 }
 
-/// A step of the registry by id (`step07-wmma-tf32`), crate name or number (`5`, `05`).
-pub fn step_key(key: &str) -> Result<&'static Step, String> {
-    steps::find(key).ok_or_else(|| {
-        let ids: Vec<String> = steps::ALL.iter().map(Step::id).collect();
-        format!("no step {key:?}; the steps are {}", ids.join(", "))
-    })
-}
-
-/// `MxNxK`, or `S` for SxSxS.
-pub fn shape(text: &str) -> Result<Shape, String> {
-    Shape::parse(text).map_err(|e| e.to_string())
-}
+pub use grader::{shape, step_key};
 
 fn main() -> ExitCode {
     common::cli::program_start();
@@ -84,10 +64,7 @@ fn main() -> ExitCode {
         Task::Mix(args) => mix::run(args),
         Task::Sweep(args) => sweep::run(args),
         Task::Book { check } => book::run(check),
-        Task::Handout(args) => lab::handout(args),
-        Task::Grade(args) => lab::grade(args),
-        Task::GradeCases(args) => lab::grade_cases(args),
-        Task::GradePerf(args) => lab::grade_perf(args),
+        Task::Grader(command) => grader::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -111,7 +88,7 @@ mod tests {
     #[test]
     fn negative_scalars_and_typos() {
         let cli = Cli::try_parse_from(["xtask", "grade-perf", "5", "x.cu", "--alpha=-1.5", "--beta", "-2"]).unwrap();
-        let Task::GradePerf(a) = cli.task else { panic!("not grade-perf") };
+        let Task::Grader(grader::Command::GradePerf(a)) = cli.task else { panic!("not grade-perf") };
         assert_eq!((a.alpha, a.beta), (-1.5, -2.0));
         let typo = Cli::try_parse_from(["xtask", "bok"]).err().unwrap().to_string();
         assert!(typo.contains("tip: a similar subcommand exists: 'book'"), "{typo}");

@@ -1,4 +1,5 @@
-//! Lab assignments on the ladder.
+//! The lab grader of the ladder, and the handout that makes a student copy. A submission is
+//! hostile code: it is compiled and run in child processes, never in the grader's own.
 //!
 //! - `handout STEP --out DIR [--keep-later-steps]`: a student copy of the workspace in which the
 //!   step's kernel (and, unless told otherwise, every later step's, since they contain its
@@ -18,7 +19,7 @@ use common::{Gemm, Shape, Step, data};
 use serde_json::{Value, json};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
@@ -29,6 +30,51 @@ const GUARD: usize = 1024;
 /// Points for correctness and for speed; the card's total is out of their sum.
 const CORRECTNESS_POINTS: f64 = 70.0;
 const PERFORMANCE_POINTS: f64 = 30.0;
+
+// ---------------------------------------------------------------- command line
+
+/// The grader's commands, flattened into `cargo xtask` and the `grader` binary alike.
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// A student copy of the repository with a step's kernel as a skeleton
+    Handout(HandoutArgs),
+    /// Grade a submitted kernel: the cases in a child process, each with a time limit
+    Grade(GradeArgs),
+    /// The grader's child process: the cases, one a line on stdin
+    #[command(hide = true)]
+    GradeCases(CasesArgs),
+    /// The grader's child process: the timing
+    #[command(hide = true)]
+    GradePerf(CaseArgs),
+}
+
+/// Runs one of the grader's commands.
+pub fn run(command: Command) -> Result<(), String> {
+    match command {
+        Command::Handout(args) => handout(args),
+        Command::Grade(args) => grade(args),
+        Command::GradeCases(args) => grade_cases(args),
+        Command::GradePerf(args) => grade_perf(args),
+    }
+}
+
+/// A step of the registry by id (`step07-wmma-tf32`), crate name or number (`5`, `05`).
+pub fn step_key(key: &str) -> Result<&'static Step, String> {
+    steps::find(key).ok_or_else(|| {
+        let ids: Vec<String> = steps::ALL.iter().map(Step::id).collect();
+        format!("no step {key:?}; the steps are {}", ids.join(", "))
+    })
+}
+
+/// `MxNxK`, or `S` for SxSxS.
+pub fn shape(text: &str) -> Result<Shape, String> {
+    Shape::parse(text).map_err(|e| e.to_string())
+}
+
+/// The workspace root (this crate lives one level below it).
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("grader is inside the workspace").to_path_buf()
+}
 
 // ---------------------------------------------------------------- handout
 
@@ -60,7 +106,7 @@ pub fn skeleton(step: &Step, source: &str) -> Result<String, String> {
 }
 
 fn git_files(root: &Path) -> Result<Vec<PathBuf>, String> {
-    let out = Command::new("git")
+    let out = std::process::Command::new("git")
         .args(["ls-files", "-z"])
         .current_dir(root)
         .output()
@@ -93,7 +139,7 @@ pub fn handout(HandoutArgs { step, out, keep_later_steps: keep_later }: HandoutA
     if out.exists() {
         return Err(format!("{} exists; choose a new folder", out.display()));
     }
-    let root = crate::bundle::root();
+    let root = workspace_root();
     let index = steps::ALL.iter().position(|s| s.name == step.name).unwrap_or(0);
     let replaced: Vec<&Step> = steps::ALL.iter().skip(index).take(if keep_later { 1 } else { usize::MAX }).collect();
     let mut copied = 0;
@@ -292,7 +338,7 @@ struct CaseChild {
 impl CaseChild {
     fn start(step: &Step, file: &Path) -> Result<CaseChild, String> {
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        let mut proc = Command::new(exe)
+        let mut proc = std::process::Command::new(exe)
             .args(["grade-cases".into(), step.id(), file.display().to_string()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -355,7 +401,7 @@ impl CaseChild {
 /// Runs this program again as `subcommand` with a time limit; returns its JSON line or why not.
 fn child(subcommand: &str, args: &[String], timeout: Duration) -> Result<Value, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut proc = Command::new(exe)
+    let mut proc = std::process::Command::new(exe)
         .arg(subcommand)
         .args(args)
         .stdout(Stdio::piped())
