@@ -6,6 +6,7 @@
 //! - [`step`]: the step description and the runner with the common kernel signature;
 //! - [`precision`]: FP32, and the tensor-core precisions of steps 7-9 (TF32, FP16, BF16, FP64, 3xTF32);
 //! - [`data`], [`reference`], [`verify`]: random inputs, cuBLAS and float64 references, checks;
+//! - [`probe`]: inputs whose FP32 answer is exact, to tell FP32 arithmetic from lower precisions;
 //! - [`hopper`]: tensor maps, cluster launches and pitched copies for step 9's TMA;
 //! - [`lt`]: cuBLASLt, for the fastest cuBLAS configuration the tensor-core steps meet;
 //! - [`measure`], [`roofline`]: CUDA-event timing and the FLOP and byte floors;
@@ -23,6 +24,7 @@ pub mod hopper;
 pub mod lt;
 pub mod measure;
 pub mod precision;
+pub mod probe;
 pub mod problem;
 pub mod reference;
 pub mod roofline;

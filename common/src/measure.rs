@@ -106,7 +106,7 @@ impl Prepared {
         cublas.gemm(gpu, precision, gemm, ca, cb, &mut c_ref)?;
         sync(gpu, "cuBLAS")?;
         let from_cublas = c_ref.download(gpu)?;
-        let scales = Scales::new(gemm, &inputs.a, &inputs.b);
+        let scales = scales_of(gpu, cublas, gemm, ra, rb)?;
         let rows = reference_rows(gemm);
         let cpu = cpu_reference(gemm, ra, rb, &inputs.c0, &rows);
         let exact = precision.rounds_inputs().then(|| cpu_reference(gemm, &inputs.a, &inputs.b, &inputs.c0, &rows));
@@ -153,6 +153,26 @@ impl Prepared {
             vs_exact: self.exact.as_ref().map(|r| against("exact FP32 product", Tolerance::vs_exact(p), r)),
         }
     }
+}
+
+/// The scales of the bounds ([`Scales`]: A*B and (A∘A)*(B∘B)) of the values a kernel multiplies:
+/// on the CPU for small problems, with cuBLAS SGEMM for large ones (two more products next to
+/// the reference's, instead of a CPU product of every row).
+fn scales_of(gpu: &Gpu, cublas: &Cublas, gemm: &Gemm, a: &[f32], b: &[f32]) -> Result<Scales> {
+    let s = gemm.shape;
+    if s.m * s.n * s.k <= 1 << 24 {
+        return Ok(Scales::new(gemm, a, b));
+    }
+    let plain = Gemm::new(s, 1.0, 0.0);
+    let product = |x: &[f32], y: &[f32]| -> Result<Vec<f32>> {
+        let (x, y) = (DeviceMatrix::from_host(gpu, x)?, DeviceMatrix::from_host(gpu, y)?);
+        let mut c = DeviceMatrix::from_host(gpu, &vec![0.0; s.m * s.n])?;
+        cublas.sgemm(gpu, &plain, &x, &y, &mut c)?;
+        sync(gpu, "cuBLAS")?;
+        Ok(c.download(gpu)?.into_iter().map(|v| v as f32).collect())
+    };
+    let square = |x: &[f32]| x.iter().map(|v| v * v).collect::<Vec<f32>>();
+    Ok(Scales::from_products(s.n, product(a, b)?, product(&square(a), &square(b))?))
 }
 
 /// Runs the kernel and cuBLAS on fresh random inputs (`seed`), C poisoned first, and checks

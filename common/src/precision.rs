@@ -100,6 +100,12 @@ impl Precision {
         }
     }
 
+    /// True for the precisions that claim FP32 accuracy or better (FP32, 3xTF32, FP64): they
+    /// must answer the precision probes exactly.
+    pub fn fp32_accurate(self) -> bool {
+        matches!(self, Precision::F32 | Precision::Tf32x3 | Precision::F64)
+    }
+
     /// True when the kernel multiplies something other than the FP32 inputs.
     pub fn rounds_inputs(self) -> bool {
         matches!(self, Precision::Tf32 | Precision::F16 | Precision::Bf16)

@@ -3,7 +3,8 @@
 //! and runs by itself where there is one.
 
 use crate::device::Gpu;
-use crate::measure::{Prepared, verify};
+use crate::measure::{Prepared, Verified, verify};
+use crate::probe::Probe;
 use crate::reference::Cublas;
 use crate::step::{Runner, Step};
 use crate::{Error, Gemm, Precision, Shape, data};
@@ -45,6 +46,40 @@ pub const EDGE_CASES: &[(Shape, f32, f32)] = &[
     (Shape::new(0, 31, 32), 1.0, 0.0), // empty C: nothing to do
     (Shape::new(31, 0, 32), 1.0, 0.0),
 ];
+
+/// The precision probes ([`crate::probe`]) a step in precision `p` must answer exactly: those
+/// that claim FP32 accuracy (FP32, 3xTF32, FP64). The lower precisions fail them by design.
+pub fn probes_for(p: Precision) -> Vec<Probe> {
+    if p.fp32_accurate() { crate::probe::probes() } else { Vec::new() }
+}
+
+/// A probe's verdict: the usual checks, and every element equal to the float64 answer.
+pub fn probe_verdict(v: &Verified, kernel: &str) -> Result<(), String> {
+    let inexact = v.vs_cpu.inexact_elements;
+    if !v.passed() {
+        Err(v.report(kernel))
+    } else if inexact > 0 {
+        Err(format!(
+            "{inexact} of {} elements differ from the exact answer, which FP32 arithmetic gets in any \
+             summation order on these inputs: the kernel rounds its inputs or products to fewer bits; {}",
+            v.vs_cpu.compared,
+            v.report(kernel)
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+fn run_probe(step: &Step, probe: Probe) -> Result<(), Failed> {
+    let (gpu, blas) = shared().map_err(|e| e.to_string())?;
+    let blas = blas.lock().unwrap_or_else(|p| p.into_inner());
+    let mut runner = Runner::new(&gpu, step, None).map_err(|e| e.to_string())?;
+    let seed = data::fresh_seed();
+    let p = Prepared::with_inputs(&gpu, &blas, &probe.gemm, step.precision, seed, probe.inputs(seed))
+        .map_err(|e| e.to_string())?;
+    let verified = p.check(&mut runner).map_err(|e| e.to_string())?;
+    Ok(probe_verdict(&verified, &runner.kernel.name)?)
+}
 
 /// Shapes and scalars of the non-finite cases: inf and NaN in A and B, on the edge path and
 /// on the fast path of every step.
@@ -134,7 +169,11 @@ pub fn trials(step: &Step) -> Vec<Trial> {
         let (step, gemm) = (step.clone(), Gemm::new(s, a, b));
         Trial::test(name("inf-nan/", &gemm), move || run_nonfinite_case(&step, gemm))
     });
-    suite.chain(nonfinite).map(|t| t.with_kind("gpu").with_ignored_flag(missing.is_some())).collect()
+    let probes = probes_for(step.precision).into_iter().map(|probe| {
+        let step = step.clone();
+        Trial::test(format!("{prefix}probe/{probe}"), move || run_probe(&step, probe))
+    });
+    suite.chain(nonfinite).chain(probes).map(|t| t.with_kind("gpu").with_ignored_flag(missing.is_some())).collect()
 }
 
 /// Main of a step's GPU test binary. Runs tests one at a time: they share one GPU.
