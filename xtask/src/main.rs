@@ -87,9 +87,13 @@ mod tests {
 
     #[test]
     fn negative_scalars_and_typos() {
-        let cli = Cli::try_parse_from(["xtask", "grade-perf", "5", "x.cu", "--alpha=-1.5", "--beta", "-2"]).unwrap();
-        let Task::Grader(grader::Command::GradePerf(a)) = cli.task else { panic!("not grade-perf") };
-        assert_eq!((a.alpha, a.beta), (-1.5, -2.0));
+        let cli =
+            Cli::try_parse_from(["xtask", "grade", "5", "x.cu", "--budget", "60", "--perf-shape", "2048"]).unwrap();
+        let Task::Grader(grader::Command::Grade(a)) = cli.task else { panic!("not grade") };
+        assert_eq!((a.budget, a.perf_shape), (60, common::Shape::cube(2048)));
+        let negative =
+            Cli::try_parse_from(["xtask", "grade", "5", "x.cu", "--timeout", "-1"]).err().unwrap().to_string();
+        assert!(negative.contains("--timeout"), "{negative}");
         let typo = Cli::try_parse_from(["xtask", "bok"]).err().unwrap().to_string();
         assert!(typo.contains("tip: a similar subcommand exists: 'book'"), "{typo}");
         let help = Cli::try_parse_from(["xtask", "--help"]).err().unwrap();

@@ -1,0 +1,235 @@
+//! What the grader's children do on the GPU: run one verified case, and time a kernel on runs
+//! that are verified too. A case and a timed run look the same to a kernel: fresh random inputs,
+//! buffers with guard zones of a random number of pages on each side, C poisoned (NaN when
+//! beta = 0) right before the run, the result checked right after it.
+
+use common::device::Gpu;
+use common::measure::{Prepared, sync};
+use common::precision::Precision;
+use common::probe::probes;
+use common::reference::Cublas;
+use common::step::{DeviceMatrix, Runner};
+use common::testing::probe_verdict;
+use common::{Gemm, Inputs, Shape, data};
+use cudarc::driver::sys::CUevent_flags;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+/// Bytes of one guard page.
+pub const PAGE: usize = 4096;
+
+/// Guard pages on each side of a buffer: between one and four, drawn per buffer, so that a kernel
+/// cannot know where the guard ends.
+pub fn guard_pages(seed: u64) -> usize {
+    1 + (data::Rng::new(seed ^ 0x6a09_e667).next_u64() % 4) as usize
+}
+
+/// One case as the parent sends it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Case {
+    pub gemm: Gemm,
+    pub seed: u64,
+    /// An index into [`common::probe::probes`]: the case runs on that probe's inputs.
+    pub probe: Option<usize>,
+}
+
+impl Case {
+    pub fn to_json(self) -> Value {
+        let s = self.gemm.shape;
+        json!({ "m": s.m, "n": s.n, "k": s.k, "alpha": self.gemm.alpha, "beta": self.gemm.beta,
+                "seed": self.seed.to_string(), "probe": self.probe })
+    }
+
+    pub fn from_json(v: &Value) -> Result<Case, String> {
+        let bad = || format!("bad case {v}");
+        let dim = |name: &str| v[name].as_u64().map(|x| x as usize).ok_or_else(bad);
+        let num = |name: &str| v[name].as_f64().map(|x| x as f32).ok_or_else(bad);
+        let shape = Shape::new(dim("m")?, dim("n")?, dim("k")?);
+        shape.check_32bit().map_err(|e| e.to_string())?;
+        Ok(Case {
+            gemm: Gemm::new(shape, num("alpha")?, num("beta")?),
+            seed: v["seed"].as_str().and_then(|s| s.parse().ok()).ok_or_else(bad)?,
+            probe: v["probe"].as_u64().map(|i| i as usize),
+        })
+    }
+}
+
+/// The buffers of one run: A, B and C guarded, C poisoned.
+struct Buffers {
+    a: DeviceMatrix,
+    b: DeviceMatrix,
+    c: DeviceMatrix,
+}
+
+impl Buffers {
+    fn new(gpu: &Gpu, p: &Prepared, seed: u64) -> common::Result<Buffers> {
+        let precision = p.precision;
+        let guard = |salt: u64, bytes: usize| guard_pages(seed ^ salt) * PAGE / bytes;
+        let (ein, eout) = (precision.input(), precision.output());
+        Ok(Buffers {
+            a: DeviceMatrix::guarded(gpu, &p.inputs.a, ein, guard(1, ein.bytes()))?,
+            b: DeviceMatrix::guarded(gpu, &p.inputs.b, ein, guard(2, ein.bytes()))?,
+            c: p.fresh_c(gpu, guard(3, eout.bytes()))?,
+        })
+    }
+
+    /// Why the run is wrong, if it is: its result, the guard zones, or its inputs.
+    fn verdict(&self, gpu: &Gpu, p: &Prepared, kernel: &str, probe: bool) -> Result<Value, String> {
+        let e = |e: common::Error| e.to_string();
+        let verified = p.check_result(&self.c.download(gpu).map_err(e)?);
+        let mut problems = Vec::new();
+        for (name, m) in [("A", &self.a), ("B", &self.b), ("C", &self.c)] {
+            let (before, after) = m.guard_damage(gpu).map_err(e)?;
+            if before + after > 0 {
+                problems.push(format!(
+                    "wrote outside {name}: {before} guard elements before it and {after} after it changed"
+                ));
+            }
+        }
+        let input = p.precision.input();
+        let stored = |x: &[f32]| x.iter().map(|&v| input.store(v)).collect::<Vec<f64>>();
+        if self.a.download(gpu).map_err(e)? != stored(&p.inputs.a)
+            || self.b.download(gpu).map_err(e)? != stored(&p.inputs.b)
+        {
+            problems.push("modified its inputs A or B".to_string());
+        }
+        let checked = if probe {
+            probe_verdict(&verified, kernel)
+        } else if verified.passed() {
+            Ok(())
+        } else {
+            Err(verified.report(kernel))
+        };
+        let reason = match (problems.is_empty(), checked) {
+            (true, Ok(())) => String::new(),
+            (true, Err(why)) => why,
+            (false, _) => problems.join("; "),
+        };
+        Ok(json!({
+            "passed": reason.is_empty(),
+            "reason": reason,
+            "rel_err_vs_cpu": verified.vs_cpu.rel_frobenius,
+            "rel_err_vs_cublas": verified.vs_cublas.rel_frobenius,
+            "rel_err_vs_exact": verified.vs_exact.as_ref().map_or(verified.vs_cpu.rel_frobenius, |x| x.rel_frobenius),
+        }))
+    }
+}
+
+/// Runs one case on fresh buffers and checks it.
+pub fn run_case(gpu: &Gpu, cublas: &Cublas, runner: &mut Runner, case: &Case) -> Result<Value, String> {
+    let e = |e: common::Error| e.to_string();
+    let p = runner.step.precision;
+    let inputs = match case.probe {
+        Some(i) => probes().get(i).ok_or(format!("no probe {i}"))?.inputs(case.seed),
+        None => Inputs::new(&case.gemm, case.seed),
+    };
+    let prepared = Prepared::with_inputs(gpu, cublas, &case.gemm, p, case.seed, inputs).map_err(e)?;
+    let mut buffers = Buffers::new(gpu, &prepared, case.seed).map_err(e)?;
+    runner.run(&case.gemm, &buffers.a, &buffers.b, &mut buffers.c).map_err(e)?;
+    sync(gpu, &runner.kernel.name).map_err(e)?;
+    buffers.verdict(gpu, &prepared, &runner.kernel.name, case.probe.is_some())
+}
+
+/// What is timed: a step's kernel (the submission or the reference), or cuBLAS.
+pub enum Timed<'a> {
+    Kernel(&'a mut Runner),
+    Cublas,
+}
+
+/// How long and how often to time.
+#[derive(Clone, Copy, Debug)]
+pub struct Plan {
+    pub warmup: usize,
+    pub min_reps: usize,
+    pub max_reps: usize,
+    /// Stop after this long once `min_reps` are timed.
+    pub seconds: f64,
+}
+
+impl Default for Plan {
+    fn default() -> Self {
+        Plan { warmup: 1, min_reps: 5, max_reps: 15, seconds: 4.0 }
+    }
+}
+
+/// Times `what` on `gemm`: every repetition on fresh inputs and buffers, C poisoned, queued
+/// behind the harness's gate so the events time the GPU alone, and checked after it (outside
+/// the timed interval). The median in milliseconds, and the number of timed repetitions; an
+/// error names a wrong repetition.
+pub fn time_verified(
+    gpu: &Gpu,
+    cublas: &Cublas,
+    mut what: Timed<'_>,
+    gemm: &Gemm,
+    precision: Precision,
+    plan: Plan,
+) -> Result<(f64, usize), String> {
+    let e = |e: common::Error| e.to_string();
+    let gate = gpu.gate().map_err(e)?;
+    let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|x| x.to_string())?;
+    let stop = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|x| x.to_string())?;
+    let began = Instant::now();
+    let mut samples = Vec::new();
+    for rep in 0.. {
+        let enough = samples.len() >= plan.min_reps
+            && (samples.len() >= plan.max_reps || began.elapsed() > Duration::from_secs_f64(plan.seconds));
+        if enough {
+            break;
+        }
+        let seed = data::fresh_seed();
+        let prepared = Prepared::new(gpu, cublas, gemm, precision, seed).map_err(e)?;
+        let mut buffers = Buffers::new(gpu, &prepared, seed).map_err(e)?;
+        sync(gpu, "the upload").map_err(e)?;
+        gate.close(gpu).map_err(e)?;
+        start.record(&gpu.stream).map_err(|x| x.to_string())?;
+        // cuBLAS reads the inputs the reference was computed from (for TF32: rounded on the host).
+        let (ca, cb) = prepared.cublas_inputs();
+        let queued = match &mut what {
+            Timed::Kernel(runner) => runner.run(gemm, &buffers.a, &buffers.b, &mut buffers.c),
+            Timed::Cublas => cublas.gemm(gpu, precision, gemm, ca, cb, &mut buffers.c),
+        };
+        stop.record(&gpu.stream).map_err(|x| x.to_string())?;
+        gate.open();
+        queued.map_err(e)?;
+        let ms = start.elapsed_ms(&stop).map_err(|x| format!("a timed run failed: {x}"))?;
+        gate.check().map_err(e)?;
+        sync(gpu, "a timed run").map_err(e)?;
+        if let Timed::Kernel(runner) = &what {
+            let v = buffers.verdict(gpu, &prepared, &runner.kernel.name, false)?;
+            if v["passed"] != true {
+                return Err(format!(
+                    "a timed run produced a wrong result: {}",
+                    v["reason"].as_str().unwrap_or_default()
+                ));
+            }
+        }
+        if rep >= plan.warmup {
+            samples.push(ms as f64);
+        }
+    }
+    samples.sort_by(f64::total_cmp);
+    let n = samples.len();
+    let median = if n % 2 == 1 { samples[n / 2] } else { 0.5 * (samples[n / 2 - 1] + samples[n / 2]) };
+    Ok((median, n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cases_travel_as_json() {
+        let c = Case { gemm: Gemm::new(Shape::new(33, 31, 7), -1.5, 0.75), seed: u64::MAX - 3, probe: Some(4) };
+        assert_eq!(Case::from_json(&c.to_json()).unwrap(), c);
+        assert!(Case::from_json(&json!({"m": 1})).is_err());
+        let huge = json!({"m": 100000, "n": 100000, "k": 1, "alpha": 1.0, "beta": 0.0, "seed": "1", "probe": null});
+        assert!(Case::from_json(&huge).is_err());
+    }
+
+    #[test]
+    fn guards_are_one_to_four_pages() {
+        let pages: Vec<usize> = (0..64).map(guard_pages).collect();
+        assert!(pages.iter().all(|p| (1..=4).contains(p)));
+        assert!((1..=4).all(|p| pages.contains(&p)));
+    }
+}

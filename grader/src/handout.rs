@@ -1,0 +1,225 @@
+//! The student copy of the ladder for one lab: the step's kernel (and every later step's,
+//! which contain its solution) replaced by a skeleton, and nothing of the staff's: no `labs/`
+//! (broken kernels, worked answers, hidden-case examples), no `notes/` (experiments and
+//! measurements of the solutions), no `scripts/`, no CI, no test fixtures built from a step's
+//! kernel. A marker file makes `grade` refuse inside the copy, and the README is the lab's.
+
+use crate::workspace_root;
+use common::Step;
+use std::path::{Path, PathBuf};
+
+/// The marker at the top of a handout; `grade` refuses where it is.
+pub const MARKER: &str = ".handout";
+
+/// What of the tracked tree a handout leaves out (prefixes of paths).
+const LEFT_OUT: &[&str] = &[
+    "labs/",
+    "notes/",
+    "scripts/",
+    ".ci/",
+    "CONTRIBUTING.md",
+    // Built from step 1's kernel: the FP32 fixtures of `steps/tests/precision.rs`.
+    "steps/tests/fixtures/",
+    "steps/tests/precision.rs",
+];
+
+/// The skeleton that replaces a kernel: its signature, then TODOs and an empty body. Anchors
+/// inside the original kernel stay, empty, so that the book still builds in the handout.
+pub fn skeleton(step: &Step, source: &str) -> Result<String, String> {
+    let (start_tag, end_tag) = ("// ANCHOR: kernel\n", "// ANCHOR_END: kernel");
+    let start = source.find(start_tag).ok_or(format!("{} has no `ANCHOR: kernel`", step.name))? + start_tag.len();
+    let end = start + source[start..].find(end_tag).ok_or(format!("{} has no `ANCHOR_END: kernel`", step.name))?;
+    let region = &source[start..end];
+    let body_start = region.find('{').ok_or(format!("{}: no kernel body", step.name))? + 1;
+    let signature = &region[..body_start];
+    let inner: Vec<&str> =
+        region.lines().filter_map(|l| l.trim().strip_prefix("// ANCHOR: ")).filter(|name| !name.is_empty()).collect();
+    let mut body = format!(
+        "\n    // TODO({}): {}.\n    // The book's chapter on this step explains the idea; its exercises are the assignment.\n\
+         \n    // Placeholder, to delete: every element of C becomes NaN, so every correctness check fails.\n    \
+         const long long threads = (long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;\n    \
+         const long long block = blockIdx.x + (long long)gridDim.x * (blockIdx.y + (long long)gridDim.y * blockIdx.z);\n    \
+         const long long thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n    \
+         for (long long i = block * blockDim.x * blockDim.y * blockDim.z + thread; i < (long long)M * N; i += threads) {{\n        \
+         C[i] = __int_as_float(0x7fc00000);\n    }}\n",
+        step.name, step.idea
+    );
+    for name in inner {
+        body += &format!("    // ANCHOR: {name}\n    // (your code)\n    // ANCHOR_END: {name}\n");
+    }
+    Ok(format!("{}{signature}{body}}}\n{}", &source[..start], &source[end..]))
+}
+
+fn git_files(root: &Path) -> Result<Vec<PathBuf>, String> {
+    let out = std::process::Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(root)
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if !out.status.success() {
+        return Err("`git ls-files` failed: the handout is made from a git checkout".into());
+    }
+    Ok(out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| PathBuf::from(String::from_utf8_lossy(p).into_owned()))
+        .collect())
+}
+
+/// Whether a tracked file goes into the handout.
+pub fn kept(rel: &Path) -> bool {
+    let rel = rel.to_string_lossy();
+    !LEFT_OUT.iter().any(|p| rel.starts_with(p))
+}
+
+/// A file's text as the handout has it, where it differs from the tree's.
+fn edited(rel: &Path, text: &str) -> Option<String> {
+    // The test target whose files are left out.
+    if rel == Path::new("steps/Cargo.toml") {
+        return Some(text.replace("\n[[test]]\nname = \"precision\"\nharness = false\n", "\n"));
+    }
+    None
+}
+
+/// The handout's README: the task, and how to test it with and without a GPU.
+fn readme(step: &Step, skeletons: &[&str]) -> String {
+    let name = step.name;
+    format!(
+        "# Lab: {name}\n\n\
+         Implement `{name}/src/kernel.cu`: {idea}. The book's chapter on this step (`mdbook serve book`, \
+         then http://localhost:3000) explains the idea; its exercises are the assignment.\n\n\
+         The kernels of {all} are skeletons here: they compile, and write NaN into C so that every \
+         correctness check fails until you write the kernel.\n\n\
+         ## Test\n\n\
+         Without a GPU, with NVRTC installed (`pip install nvidia-cuda-nvrtc==13.0.88 nvidia-cuda-runtime==13.0.96 \
+         nvidia-cuda-cccl==13.0.85 nvidia-cuda-crt==13.0.88`), this compiles your kernel for sm_80 and sm_90 and \
+         fails on a compile error (the GPU tests are reported as ignored):\n\n    cargo test -p {name}\n\n\
+         With an NVIDIA GPU the same command also runs the shared shape suite against cuBLAS and a float64 \
+         reference. Time it against cuBLAS:\n\n    cargo bench -p {name}\n\n\
+         One verified and timed GEMM of any shape, or your kernel from another file with the step's launch:\n\n    \
+         cargo run --release -p {name} -- --m 1000 --n 1001 --k 999\n    \
+         cargo run --release -p {name} -- --kernel mine.cu\n\n\
+         ## Submit\n\n\
+         Submit `{name}/src/kernel.cu` alone. It is graded by the course staff on the public shape suite, on hidden \
+         shapes, on precision probes, under compute-sanitizer, and on its speed against the step's reference \
+         solution; it is compiled by itself, so it may include only `\"sgemm.cuh\"`, `\"tensor.cuh\"` and \
+         the CUDA headers (`<mma.h>`, `<cuda_fp16.h>`, ...). Grading needs the staff's copy of the ladder: \
+         `cargo xtask grade` refuses in this one.\n",
+        idea = step.idea,
+        all = skeletons.join(", "),
+    )
+}
+
+#[derive(clap::Args)]
+pub struct HandoutArgs {
+    /// The step: id, crate name or number (e.g. 05)
+    #[arg(value_parser = crate::step_key)]
+    step: &'static Step,
+    /// A new folder for the student copy (it must not exist)
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+}
+
+pub fn handout(HandoutArgs { step, out }: HandoutArgs) -> Result<(), String> {
+    make(&workspace_root(), step, &out).map(|n| {
+        println!("handout for {}: {n} files in {}", step.name, out.display());
+    })
+}
+
+/// Writes the handout of `step` from the tree at `root` into `out`; returns the number of files.
+pub fn make(root: &Path, step: &Step, out: &Path) -> Result<usize, String> {
+    if out.exists() {
+        return Err(format!("{} exists; choose a new folder", out.display()));
+    }
+    let index = steps::ALL.iter().position(|s| s.name == step.name).unwrap_or(0);
+    let replaced: Vec<&Step> = steps::ALL.iter().skip(index).collect();
+    let mut copied = 0;
+    for rel in git_files(root)?.into_iter().filter(|r| kept(r)) {
+        let dest = out.join(&rel);
+        std::fs::create_dir_all(dest.parent().unwrap_or(out)).map_err(|e| e.to_string())?;
+        let write = |text: String| std::fs::write(&dest, text).map_err(|e| format!("{}: {e}", dest.display()));
+        if let Some(s) = replaced.iter().find(|s| rel == Path::new(s.name).join("src/kernel.cu")) {
+            write(skeleton(s, &s.kernel.code)?)?;
+        } else if rel == Path::new("README.md") {
+            // Replaced below.
+            continue;
+        } else if let Some(text) = std::fs::read_to_string(root.join(&rel)).ok().and_then(|t| edited(&rel, &t)) {
+            write(text)?;
+        } else {
+            std::fs::copy(root.join(&rel), &dest).map_err(|e| format!("{}: {e}", rel.display()))?;
+        }
+        copied += 1;
+    }
+    let mut names: Vec<&str> = replaced.iter().map(|s| s.name).collect();
+    names.dedup();
+    std::fs::write(out.join("README.md"), readme(step, &names)).map_err(|e| e.to_string())?;
+    std::fs::write(out.join(MARKER), format!("{}\n", step.name)).map_err(|e| e.to_string())?;
+    Ok(copied + 2)
+}
+
+/// An error when the grader runs inside a handout (its workspace has the marker).
+pub fn refuse_inside_handout() -> Result<(), String> {
+    if workspace_root().join(MARKER).exists() {
+        return Err("grading needs the course staff's copy of the ladder: this is a student handout, whose \
+                    reference kernels are skeletons (speed would be measured against your own kernel)"
+            .into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skeletons_keep_signature_and_anchors() {
+        for step in steps::ALL {
+            let s = skeleton(step, &step.kernel.code).unwrap();
+            assert!(s.contains("void sgemm(") || s.contains("sgemm(int M"), "{}", step.name);
+            assert!(s.contains("TODO("), "{}", step.name);
+            assert!(!s.contains("store_c(C, cRow") && !s.contains("acc[i][j] +="), "{} keeps its solution", step.name);
+            for line in step.kernel.code.lines() {
+                if let Some(name) = line.trim().strip_prefix("// ANCHOR: ") {
+                    assert!(s.contains(&format!("// ANCHOR: {name}")), "{} lost anchor {name}", step.name);
+                }
+            }
+        }
+    }
+
+    /// A handout of step 4 from this tree: nothing of the staff's, no kernel of step 4 or later,
+    /// the README of the lab, the marker.
+    #[test]
+    fn a_handout_leaks_nothing() {
+        let root = workspace_root();
+        if !root.join(".git").exists() {
+            return; // Not a checkout (the bundle): nothing to copy from.
+        }
+        let out = std::env::temp_dir().join(format!("handout-test-{}", std::process::id()));
+        let step = steps::find("04").unwrap();
+        make(&root, step, &out).unwrap();
+        let mut files = Vec::new();
+        let mut stack = vec![out.clone()];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap().flatten() {
+                if e.path().is_dir() { stack.push(e.path()) } else { files.push(e.path()) }
+            }
+        }
+        let rel: Vec<String> =
+            files.iter().map(|f| f.strip_prefix(&out).unwrap().to_string_lossy().into_owned()).collect();
+        for bad in ["labs/", "notes/", "scripts/", ".ci/", "steps/tests/fixtures/"] {
+            assert!(!rel.iter().any(|r| r.starts_with(bad)), "{bad} in the handout");
+        }
+        for s in steps::ALL.iter().skip(3) {
+            let kernel = std::fs::read_to_string(out.join(s.name).join("src/kernel.cu")).unwrap();
+            assert_ne!(kernel, s.kernel.code, "{}'s kernel is in the handout", s.name);
+            assert!(kernel.contains("TODO("), "{}", s.name);
+        }
+        let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+        assert!(readme.starts_with("# Lab: step04-bankfree") && !readme.contains("notes/"), "{readme}");
+        assert!(std::fs::read_to_string(out.join("steps/Cargo.toml")).unwrap().contains("all_kernels"));
+        assert!(!std::fs::read_to_string(out.join("steps/Cargo.toml")).unwrap().contains("precision"));
+        assert_eq!(std::fs::read_to_string(out.join(MARKER)).unwrap(), "step04-bankfree\n");
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}

@@ -1,0 +1,4 @@
+// expect: refused
+// needs: nvrtc
+// Includes the reference solution from the grading machine's disk.
+#include "../step04-bankfree/src/kernel.cu"
