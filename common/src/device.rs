@@ -2,7 +2,7 @@
 
 use crate::{Error, Result};
 use cudarc::driver::sys::CUdevice_attribute as Attr;
-use cudarc::driver::{CudaContext, CudaStream};
+use cudarc::driver::{CudaContext, CudaStream, PinnedHostSlice};
 use std::sync::Arc;
 
 /// Environment variable naming the GPU ordinal to use (default 0).
@@ -27,7 +27,14 @@ pub struct Gpu {
     pub max_smem_per_block_optin: u32,
     /// The timing gate ([`crate::gate`]), made on first use.
     gate: std::sync::OnceLock<Result<crate::gate::Gate>>,
+    /// Page-locked host memory that large copies go through ([`Gpu::upload`], [`Gpu::download`]).
+    staging: std::sync::Mutex<Option<PinnedHostSlice<u8>>>,
 }
+
+/// Size of the page-locked buffer large copies are staged through: copies from and to ordinary
+/// (pageable) host memory run at a fraction of the bus's speed, and on some virtual machines at
+/// a tenth of it.
+const STAGING_BYTES: usize = 32 << 20;
 
 /// Whether libcuda can be loaded. cudarc panics on first use when it cannot, so ask first.
 pub fn driver_present() -> bool {
@@ -55,6 +62,26 @@ fn selected_ordinal() -> Result<usize> {
             .map_err(|_| Error::BadInput(format!("{DEVICE_ENV}={v:?} is not a GPU ordinal (0, 1, ...)"))),
         Err(_) => Ok(0),
     }
+}
+
+/// Lets the stream-ordered allocator keep the memory the harness frees, instead of handing it
+/// back to the driver at every synchronization: verifying and timing a 4096^3 problem allocates
+/// and frees a gigabyte per run, and mapping it anew each time costs seconds.
+fn keep_freed_memory(ctx: &CudaContext) -> Result<()> {
+    use cudarc::driver::sys;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    let mut threshold = u64::MAX;
+    // SAFETY: queries the device's default pool and sets one of its attributes from a valid u64.
+    unsafe {
+        sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()).result()?;
+        sys::cuMemPoolSetAttribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            &mut threshold as *mut u64 as *mut std::ffi::c_void,
+        )
+        .result()?;
+    }
+    Ok(())
 }
 
 impl Gpu {
@@ -91,6 +118,7 @@ impl Gpu {
         // SAFETY: all work in this harness goes to the one default stream.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.default_stream();
+        keep_freed_memory(&ctx)?;
         let attr = |a: Attr| ctx.attribute(a).map(|v| v as u32);
         let mut driver_version = 0;
         // SAFETY: writes one int.
@@ -106,6 +134,7 @@ impl Gpu {
             max_smem_per_block_optin: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
             driver_version,
             gate: Default::default(),
+            staging: Default::default(),
             ordinal,
             stream,
             ctx,
@@ -115,6 +144,58 @@ impl Gpu {
     /// The gate that timed runs wait behind (compiled on first use).
     pub fn gate(&self) -> Result<&crate::gate::Gate> {
         self.gate.get_or_init(|| crate::gate::Gate::new(self)).as_ref().map_err(Clone::clone)
+    }
+
+    /// Copies `bytes` to the device address `dst`, through the page-locked buffer. Returns when
+    /// the copy is done.
+    pub fn upload(&self, bytes: &[u8], dst: u64) -> Result<()> {
+        let mut staging = self.staging()?;
+        let buf = staging.as_mut().expect("made by staging()").as_mut_slice()?;
+        for (i, chunk) in bytes.chunks(STAGING_BYTES).enumerate() {
+            buf[..chunk.len()].copy_from_slice(chunk);
+            // SAFETY: the source is page-locked memory of this context, the destination is
+            // `chunk.len()` bytes of a live allocation (the caller's), and the buffer is not
+            // refilled before the copy has finished (synchronized below).
+            unsafe {
+                cudarc::driver::result::memcpy_htod_async(
+                    dst + (i * STAGING_BYTES) as u64,
+                    &buf[..chunk.len()],
+                    self.stream.cu_stream(),
+                )?;
+            }
+            self.stream.synchronize()?;
+        }
+        Ok(())
+    }
+
+    /// Copies `out.len()` bytes from the device address `src` into `out`, through the
+    /// page-locked buffer.
+    pub fn download(&self, src: u64, out: &mut [u8]) -> Result<()> {
+        let mut staging = self.staging()?;
+        let buf = staging.as_mut().expect("made by staging()").as_mut_slice()?;
+        for (i, chunk) in out.chunks_mut(STAGING_BYTES).enumerate() {
+            // SAFETY: as in upload, in the other direction; the stream is synchronized before
+            // the buffer is read.
+            unsafe {
+                cudarc::driver::result::memcpy_dtoh_async(
+                    &mut buf[..chunk.len()],
+                    src + (i * STAGING_BYTES) as u64,
+                    self.stream.cu_stream(),
+                )?;
+            }
+            self.stream.synchronize()?;
+            chunk.copy_from_slice(&buf[..chunk.len()]);
+        }
+        Ok(())
+    }
+
+    fn staging(&self) -> Result<std::sync::MutexGuard<'_, Option<PinnedHostSlice<u8>>>> {
+        let mut staging = self.staging.lock().unwrap_or_else(|p| p.into_inner());
+        if staging.is_none() {
+            // SAFETY: the buffer is written before it is read (upload) or copied into (download).
+            *staging = Some(unsafe { self.ctx.alloc_pinned_with_flags::<u8>(STAGING_BYTES, 0) }?);
+        }
+        Ok(staging)
     }
 
     /// The NVRTC target for this exact GPU, e.g. `sm_90`.

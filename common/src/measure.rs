@@ -101,12 +101,20 @@ impl Prepared {
         } else {
             None
         };
-        let mut c_ref = DeviceMatrix::guarded(gpu, &inputs.c0, eout, 0)?;
+        // With beta = 0 cuBLAS does not read C: no need to upload it.
+        let mut c_ref = if gemm.beta == 0.0 {
+            DeviceMatrix::uninit(gpu, inputs.c0.len(), eout)?
+        } else {
+            DeviceMatrix::guarded(gpu, &inputs.c0, eout, 0)?
+        };
         let (ca, cb) = rounded.as_ref().map_or((&a, &b), |(x, y)| (x, y));
         cublas.gemm(gpu, precision, gemm, ca, cb, &mut c_ref)?;
         sync(gpu, "cuBLAS")?;
         let from_cublas = c_ref.download(gpu)?;
-        let scales = scales_of(gpu, cublas, gemm, ra, rb)?;
+        // cuBLAS multiplied what the kernel multiplies (ra, rb): with alpha = 1 and beta = 0 its
+        // result is A*B itself.
+        let product = (gemm.alpha == 1.0 && gemm.beta == 0.0).then_some(&from_cublas[..]);
+        let scales = scales_of(gpu, cublas, gemm, ra, rb, product)?;
         let rows = reference_rows(gemm);
         let cpu = cpu_reference(gemm, ra, rb, &inputs.c0, &rows);
         let exact = precision.rounds_inputs().then(|| cpu_reference(gemm, &inputs.a, &inputs.b, &inputs.c0, &rows));
@@ -157,22 +165,28 @@ impl Prepared {
 
 /// The scales of the bounds ([`Scales`]: A*B and (A∘A)*(B∘B)) of the values a kernel multiplies:
 /// on the CPU for small problems, with cuBLAS SGEMM for large ones (two more products next to
-/// the reference's, instead of a CPU product of every row).
-fn scales_of(gpu: &Gpu, cublas: &Cublas, gemm: &Gemm, a: &[f32], b: &[f32]) -> Result<Scales> {
+/// the reference's, instead of a CPU product of every row). `product`, when given, is A*B
+/// already (the reference itself, when alpha = 1 and beta = 0).
+fn scales_of(gpu: &Gpu, cublas: &Cublas, gemm: &Gemm, a: &[f32], b: &[f32], product: Option<&[f64]>) -> Result<Scales> {
     let s = gemm.shape;
     if s.m * s.n * s.k <= 1 << 24 {
         return Ok(Scales::new(gemm, a, b));
     }
     let plain = Gemm::new(s, 1.0, 0.0);
-    let product = |x: &[f32], y: &[f32]| -> Result<Vec<f32>> {
+    let multiply = |x: &[f32], y: &[f32]| -> Result<Vec<f32>> {
         let (x, y) = (DeviceMatrix::from_host(gpu, x)?, DeviceMatrix::from_host(gpu, y)?);
-        let mut c = DeviceMatrix::from_host(gpu, &vec![0.0; s.m * s.n])?;
+        // beta = 0: C is not read, so whatever the allocation holds does not matter.
+        let mut c = DeviceMatrix::uninit(gpu, s.m * s.n, crate::precision::Elem::F32)?;
         cublas.sgemm(gpu, &plain, &x, &y, &mut c)?;
         sync(gpu, "cuBLAS")?;
         Ok(c.download(gpu)?.into_iter().map(|v| v as f32).collect())
     };
     let square = |x: &[f32]| x.iter().map(|v| v * v).collect::<Vec<f32>>();
-    Ok(Scales::from_products(s.n, product(a, b)?, product(&square(a), &square(b))?))
+    let dot = match product {
+        Some(p) => p.iter().map(|&v| v as f32).collect(),
+        None => multiply(a, b)?,
+    };
+    Ok(Scales::from_products(s.n, dot, multiply(&square(a), &square(b))?))
 }
 
 /// Runs the kernel and cuBLAS on fresh random inputs (`seed`), C poisoned first, and checks

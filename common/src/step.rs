@@ -241,12 +241,16 @@ impl Elem {
         }
     }
 
-    fn encode(self, x: f32, out: &mut Vec<u8>) {
+    /// `host` stored as this element type, little-endian, into `out` (exactly its size).
+    fn encode_into(self, host: &[f32], out: &mut [u8]) {
+        let w = self.bytes();
+        // One arm per type, so that each loop is a plain conversion the compiler vectorizes.
+        let chunks = out.chunks_exact_mut(w).zip(host);
         match self {
-            Elem::F16 => out.extend_from_slice(&half::f16::from_f32(x).to_le_bytes()),
-            Elem::Bf16 => out.extend_from_slice(&half::bf16::from_f32(x).to_le_bytes()),
-            Elem::F32 => out.extend_from_slice(&x.to_le_bytes()),
-            Elem::F64 => out.extend_from_slice(&(x as f64).to_le_bytes()),
+            Elem::F16 => chunks.for_each(|(o, &x)| o.copy_from_slice(&half::f16::from_f32(x).to_le_bytes())),
+            Elem::Bf16 => chunks.for_each(|(o, &x)| o.copy_from_slice(&half::bf16::from_f32(x).to_le_bytes())),
+            Elem::F32 => chunks.for_each(|(o, &x)| o.copy_from_slice(&x.to_le_bytes())),
+            Elem::F64 => chunks.for_each(|(o, &x)| o.copy_from_slice(&(x as f64).to_le_bytes())),
         }
     }
 
@@ -277,15 +281,25 @@ impl DeviceMatrix {
     /// `host` on the GPU stored as `elem`, with `guard` sentinel elements on each side.
     pub fn guarded(gpu: &Gpu, host: &[f32], elem: Elem, guard: usize) -> Result<Self> {
         let total = (host.len() + 2 * guard) * elem.bytes();
-        let mut data = alloc(gpu, total)?;
+        let data = alloc(gpu, total)?;
         if total > 0 {
-            let mut bytes: Vec<u8> = (0..guard * elem.bytes()).map(guard_byte).collect();
-            bytes.reserve(total);
-            host.iter().for_each(|&x| elem.encode(x, &mut bytes));
-            bytes.extend((bytes.len()..total).map(guard_byte));
-            gpu.stream.memcpy_htod(&bytes, &mut data.slice_mut(..total))?;
+            let w = elem.bytes();
+            let mut bytes = vec![0u8; total];
+            let (front, rest) = bytes.split_at_mut(guard * w);
+            let (body, back) = rest.split_at_mut(host.len() * w);
+            front.iter_mut().enumerate().for_each(|(i, b)| *b = guard_byte(i));
+            elem.encode_into(host, body);
+            let after = (guard + host.len()) * w;
+            back.iter_mut().enumerate().for_each(|(i, b)| *b = guard_byte(after + i));
+            gpu.upload(&bytes, data.device_ptr(&gpu.stream).0)?;
         }
         Ok(DeviceMatrix { data, len: host.len(), guard, elem })
+    }
+
+    /// A matrix of `len` elements whose contents are whatever the allocation held: for outputs
+    /// of a product with beta = 0, which never reads them.
+    pub fn uninit(gpu: &Gpu, len: usize, elem: Elem) -> Result<Self> {
+        Ok(DeviceMatrix { data: alloc(gpu, len * elem.bytes())?, len, guard: 0, elem })
     }
 
     /// The matrix, each element widened to f64 (exact for every element type).
@@ -293,24 +307,39 @@ impl DeviceMatrix {
         let w = self.elem.bytes();
         let mut bytes = vec![0u8; self.len * w];
         if self.len > 0 {
-            gpu.stream.memcpy_dtoh(&self.data.slice(self.guard * w..(self.guard + self.len) * w), &mut bytes)?;
+            gpu.download(self.ptr(gpu), &mut bytes)?;
         }
         Ok(bytes.chunks_exact(w).map(|b| self.elem.decode(b)).collect())
     }
 
-    /// How many guard elements before and after the matrix no longer hold the sentinel.
+    /// How many guard elements before and after the matrix no longer hold the sentinel. Reads
+    /// the two guard zones alone.
     pub fn guard_damage(&self, gpu: &Gpu) -> Result<(usize, usize)> {
         if self.guard == 0 {
             return Ok((0, 0));
         }
         let w = self.elem.bytes();
-        let mut all = vec![0u8; (self.len + 2 * self.guard) * w];
-        gpu.stream.memcpy_dtoh(&self.data.slice(..all.len()), &mut all)?;
+        let (zone, after) = (self.guard * w, (self.guard + self.len) * w);
+        let mut bytes = vec![0u8; zone];
         // An element is damaged when any of its bytes differs from the pattern at its place.
-        let bad = |from: usize| {
-            (from..from + self.guard).filter(|e| (e * w..(e + 1) * w).any(|i| all[i] != guard_byte(i))).count()
+        let mut bad = |from: usize| -> Result<usize> {
+            gpu.download(self.data.device_ptr(&gpu.stream).0 + from as u64, &mut bytes)?;
+            Ok((0..self.guard).filter(|e| (e * w..(e + 1) * w).any(|i| bytes[i] != guard_byte(from + i))).count())
         };
-        Ok((bad(0), bad(self.guard + self.len)))
+        Ok((bad(0)?, bad(after)?))
+    }
+
+    /// Whether the matrix still holds exactly `host` as stored (a kernel must not write its
+    /// inputs), compared byte for byte.
+    pub fn holds(&self, gpu: &Gpu, host: &[f32]) -> Result<bool> {
+        let w = self.elem.bytes();
+        let mut expected = vec![0u8; host.len() * w];
+        self.elem.encode_into(host, &mut expected);
+        let mut bytes = vec![0u8; self.len * w];
+        if self.len > 0 {
+            gpu.download(self.ptr(gpu), &mut bytes)?;
+        }
+        Ok(bytes == expected)
     }
 
     /// The raw device address of the first element, passed to kernels and cuBLAS.

@@ -51,6 +51,19 @@ fn setup_confined(args: &ChildArgs) -> Result<(Reporter, std::io::StdinLock<'sta
     Ok((reporter, input, confinement.describe()))
 }
 
+/// The GPU and cuBLAS, opened before the child confines itself: the driver reads files of the
+/// machine (`/proc`, `/sys`, device nodes) while it starts, and nothing of the submission has
+/// run yet. Everything after (the compile, the kernel) runs confined.
+fn open_then_confine(
+    args: &ChildArgs,
+) -> Result<(std::sync::Arc<Gpu>, Cublas, Reporter, std::io::StdinLock<'static>), String> {
+    let e = |e: common::Error| e.to_string();
+    let gpu = Gpu::shared().map_err(e)?;
+    let cublas = Cublas::new(&gpu).map_err(e)?;
+    let (reporter, input, _) = setup_confined(args)?;
+    Ok((gpu, cublas, reporter, input))
+}
+
 /// `grade-compile`: every variant the step's launch picks for the shapes on stdin, for the
 /// target on stdin; one message: `{ok, log, confinement}`.
 pub fn compile_child(args: ChildArgs) -> Result<(), String> {
@@ -84,10 +97,8 @@ pub fn compile_child(args: ChildArgs) -> Result<(), String> {
 /// `grade-cases`: one case a line on stdin, one result a message. The GPU, cuBLAS and the
 /// compiled kernel serve every case, which is what makes grading fast.
 pub fn cases_child(args: ChildArgs) -> Result<(), String> {
-    let (mut reporter, mut input, _) = setup_confined(&args)?;
+    let (gpu, cublas, mut reporter, mut input) = open_then_confine(&args)?;
     let e = |e: common::Error| e.to_string();
-    let gpu = Gpu::shared().map_err(e)?;
-    let cublas = Cublas::new(&gpu).map_err(e)?;
     let mut runner = Runner::new(&gpu, args.step, Some(args.source()?)).map_err(e)?;
     while let Some(request) = next_json(&mut input)? {
         let result = Case::from_json(&request)
@@ -107,15 +118,13 @@ fn perf_request(input: &mut impl BufRead) -> Result<(Gemm, Plan), String> {
 
 /// `grade-perf`: the submission timed on verified runs; `{ms, reps}` or `{wrong}`.
 pub fn perf_child(args: ChildArgs) -> Result<(), String> {
-    let (mut reporter, mut input, _) = setup_confined(&args)?;
+    let (gpu, cublas, mut reporter, mut input) = open_then_confine(&args)?;
     let e = |e: common::Error| e.to_string();
     let (gemm, plan) = perf_request(&mut input)?;
-    let gpu = Gpu::shared().map_err(e)?;
-    let cublas = Cublas::new(&gpu).map_err(e)?;
     let mut runner = Runner::new(&gpu, args.step, Some(args.source()?)).map_err(e)?;
     let p = args.step.precision;
-    let result = match time_verified(&gpu, &cublas, Timed::Kernel(&mut runner), &gemm, p, plan) {
-        Ok((ms, reps)) => json!({ "ms": ms, "reps": reps }),
+    let result = match time_verified(&gpu, &cublas, Timed::Kernel(&mut runner), &gemm, p, plan, true) {
+        Ok(t) => json!({ "ms": t.median_ms, "reps": t.reps, "untimed_seconds": [t.prepare_s, t.upload_s, t.check_s] }),
         Err(why) => json!({ "wrong": why }),
     };
     reporter.send(&result)
@@ -131,7 +140,7 @@ pub fn reference_child(args: ChildArgs) -> Result<(), String> {
     let cublas = Cublas::new(&gpu).map_err(e)?;
     let mut runner = Runner::new(&gpu, args.step, None).map_err(e)?;
     let p = args.step.precision;
-    let (reference_ms, reps) = time_verified(&gpu, &cublas, Timed::Kernel(&mut runner), &gemm, p, plan)?;
-    let (cublas_ms, _) = time_verified(&gpu, &cublas, Timed::Cublas, &gemm, p, plan)?;
-    reporter.send(&json!({ "reference_ms": reference_ms, "cublas_ms": cublas_ms, "reps": reps }))
+    let reference = time_verified(&gpu, &cublas, Timed::Kernel(&mut runner), &gemm, p, plan, false)?;
+    let blas = time_verified(&gpu, &cublas, Timed::Cublas, &gemm, p, plan, false)?;
+    reporter.send(&json!({ "reference_ms": reference.median_ms, "cublas_ms": blas.median_ms, "reps": reference.reps }))
 }

@@ -148,14 +148,27 @@ pub struct Plan {
 
 impl Default for Plan {
     fn default() -> Self {
-        Plan { warmup: 1, min_reps: 5, max_reps: 15, seconds: 4.0 }
+        Plan { warmup: 1, min_reps: 2, max_reps: 15, seconds: 2.0 }
     }
 }
 
-/// Times `what` on `gemm`: every repetition on fresh inputs and buffers, C poisoned, queued
-/// behind the harness's gate so the events time the GPU alone, and checked after it (outside
-/// the timed interval). The median in milliseconds, and the number of timed repetitions; an
-/// error names a wrong repetition.
+/// The outcome of [`time_verified`].
+#[derive(Clone, Debug, Default)]
+pub struct Timing {
+    pub median_ms: f64,
+    pub reps: usize,
+    /// Seconds spent preparing problems, uploading buffers and checking results (not timed).
+    pub prepare_s: f64,
+    pub upload_s: f64,
+    pub check_s: f64,
+}
+
+/// Times `what` on `gemm`: every repetition on freshly uploaded, guarded buffers with C
+/// poisoned, queued behind the harness's gate so the events time the GPU alone, and checked
+/// after it (outside the timed interval). With `submission` every repetition also gets new
+/// random inputs (a submission cannot replay a result) and its result is checked; trusted code
+/// (the reference, cuBLAS) reuses one problem, uploaded anew each time just the same, and is not
+/// checked. An error names a wrong repetition.
 pub fn time_verified(
     gpu: &Gpu,
     cublas: &Cublas,
@@ -163,13 +176,21 @@ pub fn time_verified(
     gemm: &Gemm,
     precision: Precision,
     plan: Plan,
-) -> Result<(f64, usize), String> {
+    submission: bool,
+) -> Result<Timing, String> {
     let e = |e: common::Error| e.to_string();
     let gate = gpu.gate().map_err(e)?;
     let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|x| x.to_string())?;
     let stop = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|x| x.to_string())?;
+    // Compile and load the kernel first: the host must queue a timed run within the gate's second.
+    if let Timed::Kernel(runner) = &mut what {
+        let launch = runner.launch_for(&gemm.shape).map_err(e)?;
+        runner.load(&launch).map_err(e)?;
+    }
     let began = Instant::now();
     let mut samples = Vec::new();
+    let mut t = Timing::default();
+    let mut problem: Option<Prepared> = None;
     for rep in 0.. {
         let enough = samples.len() >= plan.min_reps
             && (samples.len() >= plan.max_reps || began.elapsed() > Duration::from_secs_f64(plan.seconds));
@@ -177,9 +198,16 @@ pub fn time_verified(
             break;
         }
         let seed = data::fresh_seed();
-        let prepared = Prepared::new(gpu, cublas, gemm, precision, seed).map_err(e)?;
-        let mut buffers = Buffers::new(gpu, &prepared, seed).map_err(e)?;
+        let phase = Instant::now();
+        if submission || problem.is_none() {
+            problem = Some(Prepared::new(gpu, cublas, gemm, precision, seed).map_err(e)?);
+        }
+        let prepared = problem.as_ref().expect("made above");
+        t.prepare_s += phase.elapsed().as_secs_f64();
+        let phase = Instant::now();
+        let mut buffers = Buffers::new(gpu, prepared, seed).map_err(e)?;
         sync(gpu, "the upload").map_err(e)?;
+        t.upload_s += phase.elapsed().as_secs_f64();
         gate.close(gpu).map_err(e)?;
         start.record(&gpu.stream).map_err(|x| x.to_string())?;
         // cuBLAS reads the inputs the reference was computed from (for TF32: rounded on the host).
@@ -194,8 +222,9 @@ pub fn time_verified(
         let ms = start.elapsed_ms(&stop).map_err(|x| format!("a timed run failed: {x}"))?;
         gate.check().map_err(e)?;
         sync(gpu, "a timed run").map_err(e)?;
-        if let Timed::Kernel(runner) = &what {
-            let v = buffers.verdict(gpu, &prepared, &runner.kernel.name, false)?;
+        let phase = Instant::now();
+        if let (true, Timed::Kernel(runner)) = (submission, &what) {
+            let v = buffers.verdict(gpu, prepared, &runner.kernel.name, false)?;
             if v["passed"] != true {
                 return Err(format!(
                     "a timed run produced a wrong result: {}",
@@ -203,14 +232,16 @@ pub fn time_verified(
                 ));
             }
         }
+        t.check_s += phase.elapsed().as_secs_f64();
         if rep >= plan.warmup {
             samples.push(ms as f64);
         }
     }
     samples.sort_by(f64::total_cmp);
     let n = samples.len();
-    let median = if n % 2 == 1 { samples[n / 2] } else { 0.5 * (samples[n / 2 - 1] + samples[n / 2]) };
-    Ok((median, n))
+    t.median_ms = if n % 2 == 1 { samples[n / 2] } else { 0.5 * (samples[n / 2 - 1] + samples[n / 2]) };
+    t.reps = n;
+    Ok(t)
 }
 
 #[cfg(test)]

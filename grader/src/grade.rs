@@ -378,7 +378,7 @@ fn memcheck_stage(card: &mut Card, args: &ChildArgs, timeout: Duration, budget: 
 fn speed_stage(card: &mut Card, args: &ChildArgs, shape: Shape, timeout: Duration, budget: &Budget) {
     let case = Case { gemm: Gemm::new(shape, 1.0, 0.0), seed: 0, probe: None };
     let mut request = case.to_json();
-    request["seconds"] = json!(4.0);
+    request["seconds"] = json!(2.0);
     let run = |subcommand: &str, card: &mut Card| -> Result<Value, String> {
         let limit = budget.wait(timeout * 4);
         let (mut child, _) = spawn(subcommand, args, None)?;
@@ -417,7 +417,10 @@ fn speed_stage(card: &mut Card, args: &ChildArgs, shape: Shape, timeout: Duratio
         100.0 * c / sub
     );
     println!("speed: {}", card.speed_note);
-    card.performance = json!({ "submission_ms": sub, "reference_ms": r, "cublas_ms": c, "reps": submission["reps"] });
+    card.performance = json!({
+        "submission_ms": sub, "reference_ms": r, "cublas_ms": c, "reps": submission["reps"],
+        "untimed_seconds": submission["untimed_seconds"],
+    });
 }
 
 pub fn grade(a: GradeArgs) -> Result<(), String> {
@@ -458,7 +461,8 @@ pub fn grade(a: GradeArgs) -> Result<(), String> {
     let mut shapes: Vec<Shape> = all.iter().map(|(_, c, _)| c.gemm.shape).collect();
     shapes.push(a.perf_shape);
     shapes.extend(MEMCHECK_CASES.map(|c| c.0));
-    if !compile_stage(&mut card, &args, &target, &shapes, &budget) {
+    let compiled = card.timed("compile", |card| compile_stage(card, &args, &target, &shapes, &budget));
+    if !compiled {
         return finish(&mut card);
     }
     if a.no_gpu {
@@ -466,13 +470,13 @@ pub fn grade(a: GradeArgs) -> Result<(), String> {
         return finish(&mut card);
     }
     let timeout = Duration::from_secs(a.timeout);
-    case_stage(&mut card, &args, &all, timeout, &budget);
+    card.timed("cases", |card| case_stage(card, &args, &all, timeout, &budget));
     if card.stopped.is_none() && card.all_passed() {
-        memcheck_stage(&mut card, &args, timeout, &budget);
+        card.timed("memcheck", |card| memcheck_stage(card, &args, timeout, &budget));
     }
     // Speed counts only for a fully correct kernel: a fast wrong answer is worth nothing.
     if card.stopped.is_none() && card.all_passed() {
-        speed_stage(&mut card, &args, a.perf_shape, timeout, &budget);
+        card.timed("speed", |card| speed_stage(card, &args, a.perf_shape, timeout, &budget));
     } else if card.speed_note.is_empty() {
         card.speed_note = "not timed: not every case passed".into();
     }

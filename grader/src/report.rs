@@ -39,6 +39,8 @@ pub struct Card {
     /// Why grading stopped early, if it did.
     pub stopped: Option<String>,
     pub started: Instant,
+    /// Seconds each stage took.
+    pub stages: Vec<(&'static str, f64)>,
 }
 
 impl Card {
@@ -55,7 +57,16 @@ impl Card {
             submission_output: String::new(),
             stopped: None,
             started: Instant::now(),
+            stages: Vec::new(),
         }
+    }
+
+    /// Runs one stage of the grading and records how long it took.
+    pub fn timed<T>(&mut self, stage: &'static str, run: impl FnOnce(&mut Card) -> T) -> T {
+        let start = Instant::now();
+        let out = run(self);
+        self.stages.push((stage, start.elapsed().as_secs_f64()));
+        out
     }
 
     pub fn push(&mut self, name: impl Into<String>, passed: bool, scored: bool, output: impl Into<String>) {
@@ -133,6 +144,7 @@ impl Card {
             "submission_output": self.submission_output,
             "stopped": self.stopped,
             "grading_seconds": self.started.elapsed().as_secs_f64(),
+            "stage_seconds": self.stages.iter().map(|(s, t)| (s.to_string(), json!(t))).collect::<serde_json::Map<_, _>>(),
         })
     }
 }
