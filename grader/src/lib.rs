@@ -9,8 +9,11 @@
 //! - `handout STEP --out DIR`: a student copy ([`handout`]).
 //! - `grade STEP FILE.cu [--hidden FILE] [--json OUT] [--timeout SECS] [--budget SECS]
 //!   [--perf-shape S] [--no-gpu]`: the score card ([`grade`]).
+//! - `grade-class STEP --submissions DIR --out DIR [--slurm | --collect]`: a whole class
+//!   ([`class`]).
 
 mod children;
+pub mod class;
 mod confine;
 mod gpu;
 pub mod grade;
@@ -29,6 +32,11 @@ pub enum Command {
     Handout(handout::HandoutArgs),
     /// Grade a submitted kernel: compiled alone, run in confined child processes, timed on verified runs
     Grade(grade::GradeArgs),
+    /// Grade a folder of submissions (one file or folder per student): here on every GPU, or as a Slurm job array
+    GradeClass(class::ClassArgs),
+    /// One task of a Slurm job array of grade-class
+    #[command(hide = true)]
+    GradeClassTask(class::TaskArgs),
     /// The grader's child process that compiles the submission
     #[command(hide = true)]
     GradeCompile(children::ChildArgs),
@@ -64,7 +72,16 @@ pub struct Cli {
 pub fn dispatch() -> Option<std::process::ExitCode> {
     use clap::Parser;
     let first = std::env::args().nth(1)?;
-    let ours = ["grade", "handout", "grade-compile", "grade-cases", "grade-perf", "grade-reference"];
+    let ours = [
+        "grade",
+        "handout",
+        "grade-class",
+        "grade-class-task",
+        "grade-compile",
+        "grade-cases",
+        "grade-perf",
+        "grade-reference",
+    ];
     if !ours.contains(&first.as_str()) {
         return None;
     }
@@ -83,6 +100,8 @@ pub fn run(command: Command) -> Result<(), String> {
     match command {
         Command::Handout(args) => handout::handout(args),
         Command::Grade(args) => grade::grade(args),
+        Command::GradeClass(args) => class::grade_class(args),
+        Command::GradeClassTask(args) => class::grade_task(args),
         Command::GradeCompile(args) => children::compile_child(args),
         Command::GradeCases(args) => children::cases_child(args),
         Command::GradePerf(args) => children::perf_child(args),

@@ -1,0 +1,316 @@
+//! `grade-class`: a folder of submissions, each graded by `grade` in a process of its own (the
+//! same protections and budget), on every GPU of this machine or as a Slurm job array; then one
+//! JSON per student, a class CSV and an HTML report.
+//!
+//! The output folder holds `roster.json` (the students, in a fixed order: a Slurm task's index is
+//! its position), `students/<id>.json` (each card, written atomically by `grade`),
+//! `cards/<id>.txt` (the card as printed), `class.csv`, `report.html`, and for Slurm `slurm/`
+//! (the job script, its logs, the job id).
+
+mod html;
+mod roster;
+mod slurm;
+
+use crate::report::write_atomically;
+use roster::Entry;
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ClassArgs {
+    /// The step: id, crate name or number (e.g. 05)
+    #[arg(value_parser = crate::step_key)]
+    pub step: &'static common::Step,
+    /// The submissions: one `.cu` file or one folder per student
+    #[arg(long, value_name = "DIR")]
+    pub submissions: Option<PathBuf>,
+    /// Where the cards, the CSV and the report go
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Hidden cases, one `M N K alpha beta` per line
+    #[arg(long, value_name = "FILE")]
+    pub hidden: Option<PathBuf>,
+    /// Time limit of each case, in seconds
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: u64,
+    /// Time limit of each submission's grading, in seconds
+    #[arg(long, value_name = "SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
+    pub budget: u64,
+    /// The shape the speed is measured at
+    #[arg(long, value_name = "MxNxK", value_parser = crate::shape, default_value = "4096")]
+    pub perf_shape: common::Shape,
+    /// Only the checks that need no GPU (include policy, confined compile)
+    #[arg(long)]
+    pub no_gpu: bool,
+    /// The GPUs to grade on, one worker each (default: every GPU of this machine)
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub gpus: Vec<usize>,
+    /// Grade again students who already have a card
+    #[arg(long)]
+    pub regrade: bool,
+    /// Grade only this student (an id from roster.json; repeatable)
+    #[arg(long, value_name = "ID")]
+    pub only: Vec<String>,
+    /// Submit a Slurm job array instead of grading here
+    #[arg(long)]
+    pub slurm: bool,
+    /// With --slurm: at most this many tasks at once
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
+    pub throttle: u32,
+    /// With --slurm: another sbatch option, e.g. --sbatch=--partition=gpu (repeatable)
+    #[arg(long = "sbatch", value_name = "OPTION", allow_hyphen_values = true)]
+    pub sbatch: Vec<String>,
+    /// Merge what a Slurm job array left in --out into the CSV and the report
+    #[arg(long, conflicts_with_all = ["slurm", "submissions"])]
+    pub collect: bool,
+}
+
+/// The `grade` arguments every student gets.
+fn grade_args(a: &ClassArgs, file: &Path, card: &Path) -> Vec<String> {
+    let mut v = vec![
+        "grade".to_string(),
+        a.step.id(),
+        file.display().to_string(),
+        "--json".into(),
+        card.display().to_string(),
+        "--timeout".into(),
+        a.timeout.to_string(),
+        "--budget".into(),
+        a.budget.to_string(),
+        "--perf-shape".into(),
+        a.perf_shape.to_string(),
+    ];
+    if let Some(h) = &a.hidden {
+        v.extend(["--hidden".to_string(), h.display().to_string()]);
+    }
+    if a.no_gpu {
+        v.push("--no-gpu".into());
+    }
+    v
+}
+
+fn card_path(out: &Path, id: &str) -> PathBuf {
+    out.join("students").join(format!("{id}.json"))
+}
+
+/// Grades one student in a child process (`grade`), its printed card kept in `cards/`.
+fn grade_one(a: &ClassArgs, entry: &Entry, gpu: Option<usize>) -> Result<(), String> {
+    let out = &a.out;
+    let file = entry.file.as_ref().map_err(Clone::clone)?;
+    let card = card_path(out, &entry.id);
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(exe);
+    cmd.args(grade_args(a, file, &card));
+    if let Some(g) = gpu {
+        cmd.env("SGEMM_DEVICE", g.to_string());
+    }
+    let output = cmd.output().map_err(|e| format!("cannot start grade: {e}"))?;
+    let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+    std::fs::write(out.join("cards").join(format!("{}.txt", entry.id)), &text).map_err(|e| e.to_string())?;
+    if !card.exists() {
+        // `grade` refused before it could write a card (a machine problem): say so.
+        let why = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("grade failed").to_string();
+        return Err(why);
+    }
+    Ok(())
+}
+
+/// The GPUs to use: those asked for, or every one the driver sees.
+fn gpus(a: &ClassArgs) -> Result<Vec<usize>, String> {
+    if !a.gpus.is_empty() {
+        return Ok(a.gpus.clone());
+    }
+    if !common::device::driver_present() {
+        return Err(common::Error::NoDriver.to_string());
+    }
+    let n = cudarc::driver::CudaContext::device_count().map_err(|e| format!("no usable NVIDIA GPU: {e}"))?;
+    if n < 1 {
+        return Err("the driver sees no GPU".into());
+    }
+    Ok((0..n as usize).collect())
+}
+
+/// Prints progress on stderr: a bar on a terminal, a line per student otherwise.
+struct Progress {
+    total: usize,
+    done: usize,
+    started: Instant,
+    tty: bool,
+}
+
+impl Progress {
+    fn tick(&mut self, id: &str) {
+        self.done += 1;
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let left = elapsed / self.done as f64 * (self.total - self.done) as f64;
+        let left = format!("{}m{:02}s left", (left / 60.0) as u64, (left % 60.0) as u64);
+        let mut err = std::io::stderr().lock();
+        if self.tty {
+            let width = 30;
+            let filled = width * self.done / self.total.max(1);
+            let _ = write!(
+                err,
+                "\r[{}{}] {}/{} graded, {left}   ",
+                "#".repeat(filled),
+                ".".repeat(width - filled),
+                self.done,
+                self.total
+            );
+            if self.done == self.total {
+                let _ = writeln!(err);
+            }
+        } else {
+            let _ = writeln!(err, "graded {id} ({}/{}, {left})", self.done, self.total);
+        }
+    }
+}
+
+/// Grades `todo` here: one worker per GPU (or per two CPU cores without a GPU).
+fn grade_here(a: &ClassArgs, todo: Vec<Entry>) -> Result<(), String> {
+    let workers: Vec<Option<usize>> = if a.no_gpu {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        vec![None; (cores / 2).max(1)]
+    } else {
+        gpus(a)?.into_iter().map(Some).collect()
+    };
+    let queue = Arc::new(Mutex::new(todo.clone()));
+    let use_tty = unsafe { libc::isatty(2) } == 1;
+    let progress = Arc::new(Mutex::new(Progress { total: todo.len(), done: 0, started: Instant::now(), tty: use_tty }));
+    let failures = Arc::new(Mutex::new(Vec::new()));
+    std::thread::scope(|s| {
+        for gpu in workers {
+            let (queue, progress, failures) = (queue.clone(), progress.clone(), failures.clone());
+            s.spawn(move || {
+                loop {
+                    let Some(entry) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop() else { break };
+                    if let Err(why) = grade_one(a, &entry, gpu) {
+                        failures.lock().unwrap_or_else(|p| p.into_inner()).push((entry.id.clone(), why));
+                    }
+                    progress.lock().unwrap_or_else(|p| p.into_inner()).tick(&entry.id);
+                }
+            });
+        }
+    });
+    let failures = failures.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    // A machine problem (no driver, no NVRTC) fails every student alike: stop, do not report zeros.
+    if !failures.is_empty() && failures.len() == todo.len() && todo.iter().all(|e| e.file.is_ok()) {
+        return Err(format!("grading failed for every student: {}", failures[0].1));
+    }
+    Ok(())
+}
+
+/// The roster of a previous run in `out`.
+fn load_roster(out: &Path) -> Result<Vec<Entry>, String> {
+    let path = out.join("roster.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("{}: {e} (run grade-class with --submissions first)", path.display()))?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    v["students"].as_array().ok_or(format!("{}: no students", path.display()))?.iter().map(Entry::from_json).collect()
+}
+
+/// Each student's result: the card, or why there is none.
+pub fn results(out: &Path, roster: &[Entry], slurm_states: &slurm::States) -> Vec<(Entry, Result<Value, String>)> {
+    roster
+        .iter()
+        .map(|e| {
+            let card = card_path(out, &e.id);
+            let result = match (&e.file, std::fs::read_to_string(&card)) {
+                (Err(why), _) => Err(why.clone()),
+                (Ok(_), Ok(text)) => serde_json::from_str(&text).map_err(|x| format!("unreadable card: {x}")),
+                (Ok(_), Err(_)) => Err(slurm_states.why_missing(&e.id, out)),
+            };
+            (e.clone(), result)
+        })
+        .collect()
+}
+
+/// Writes `class.csv` and `report.html` from the cards in `out`. The same cards give the same
+/// files, byte for byte.
+fn write_reports(a: &ClassArgs, roster: &[Entry], states: &slurm::States) -> Result<(), String> {
+    let results = results(&a.out, roster, states);
+    let mut csv = String::from("id,name,score,correctness_passed,correctness_scored,speed,result\n");
+    for (e, r) in &results {
+        let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+        let line = match r {
+            Ok(card) => {
+                let (passed, scored) = html::counts(card);
+                let result = html::result(card);
+                format!(
+                    "{},{},{:.1},{passed},{scored},{:.1},{}",
+                    e.id,
+                    q(&e.name),
+                    card["score"].as_f64().unwrap_or(0.0),
+                    html::speed_points(card),
+                    q(result)
+                )
+            }
+            Err(why) => format!("{},{},0.0,0,0,0.0,{}", e.id, q(&e.name), q(why)),
+        };
+        csv += &line;
+        csv.push('\n');
+    }
+    std::fs::write(a.out.join("class.csv"), csv).map_err(|e| e.to_string())?;
+    let page = html::report(&a.step.id(), &results);
+    std::fs::write(a.out.join("report.html"), page).map_err(|e| e.to_string())?;
+    println!(
+        "{} students: {} graded; class.csv and report.html in {}",
+        results.len(),
+        results.iter().filter(|(_, r)| r.is_ok()).count(),
+        a.out.display()
+    );
+    Ok(())
+}
+
+pub fn grade_class(a: ClassArgs) -> Result<(), String> {
+    crate::handout::refuse_inside_handout()?;
+    if a.collect {
+        let roster = load_roster(&a.out)?;
+        let states = slurm::States::query(&a.out);
+        return write_reports(&a, &roster, &states);
+    }
+    let roster = match &a.submissions {
+        Some(dir) => {
+            let r = roster::discover(dir)?;
+            for sub in ["students", "cards"] {
+                std::fs::create_dir_all(a.out.join(sub)).map_err(|e| format!("{}: {e}", a.out.display()))?;
+            }
+            let list: Vec<Value> = r.iter().map(Entry::to_json).collect();
+            write_atomically(&a.out.join("roster.json"), &json!({ "step": a.step.id(), "students": list }))?;
+            r
+        }
+        None => load_roster(&a.out)?,
+    };
+    let todo: Vec<Entry> = roster
+        .iter()
+        .filter(|e| a.only.is_empty() || a.only.contains(&e.id))
+        .filter(|e| e.file.is_ok())
+        .filter(|e| a.regrade || !a.only.is_empty() || !card_path(&a.out, &e.id).exists())
+        .cloned()
+        .collect();
+    if a.slurm {
+        let indices: Vec<usize> = todo.iter().filter_map(|t| roster.iter().position(|e| e.id == t.id)).collect();
+        return slurm::submit(&a, &indices, &roster);
+    }
+    grade_here(&a, todo)?;
+    write_reports(&a, &roster, &slurm::States::default())
+}
+
+/// `grade-class-task OUT INDEX`: one task of a Slurm job array grades the student at INDEX.
+#[derive(clap::Args, Debug)]
+pub struct TaskArgs {
+    pub out: PathBuf,
+    pub index: usize,
+}
+
+pub fn grade_task(t: TaskArgs) -> Result<(), String> {
+    let roster = load_roster(&t.out)?;
+    let entry = roster.get(t.index).ok_or(format!("no student at index {}", t.index))?;
+    let args: ClassArgs = slurm::task_args(&t.out)?;
+    let result = grade_one(&args, entry, None);
+    slurm::mark_done(&t.out, &entry.id, &result)?;
+    result
+}
