@@ -80,4 +80,6 @@ job=$("$grader" grade-class 04 --out "$out" --no-gpu --slurm --only bomb --budge
 wait_for "$job"
 "$grader" grade-class 04 --out "$out" --collect
 grep -q '^bomb,.*the compiler ran out of time or memory' "$out/class.csv" || { echo "bomb not graded again"; cat "$out/class.csv"; exit 1; }
+# The report, for the layout check that follows.
+[ -n "${CLASS_REPORT_DIR:-}" ] && cp -r "$out/report.html" "$out/cards" "$CLASS_REPORT_DIR/"
 echo "slurm test: passed"

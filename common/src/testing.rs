@@ -145,6 +145,85 @@ fn run_nonfinite_case(step: &Step, gemm: Gemm) -> Result<(), Failed> {
     if verified.passed() { Ok(()) } else { Err(verified.report(&runner.kernel.name).into()) }
 }
 
+/// Shapes whose launches cover every variant a step picks: the suite, the edge cases, the bench
+/// shapes, a few alignments and the large shapes of the sweep.
+pub fn variant_shapes() -> Vec<Shape> {
+    let mut v: Vec<Shape> = SHAPE_SUITE.to_vec();
+    v.extend(EDGE_CASES.iter().map(|c| c.0));
+    v.extend(crate::bench::DEFAULT_SHAPES);
+    v.extend([
+        Shape::new(4096, 11008, 4096),
+        Shape::new(16, 11008, 4096),
+        Shape::new(8192, 1024, 4096),
+        Shape::cube(8192),
+    ]);
+    v.extend([Shape::new(100, 100, 100), Shape::new(64, 64, 66), Shape::new(64, 66, 64), Shape::new(66, 64, 64)]);
+    v.extend(crate::probe::probes().iter().map(|p| p.gemm.shape));
+    v
+}
+
+/// Every distinct launch (by its defines) a step picks for [`variant_shapes`].
+pub fn variants(step: &Step) -> Vec<crate::Launch> {
+    let mut out: Vec<crate::Launch> = Vec::new();
+    for s in variant_shapes().iter().filter(|s| !s.is_empty()) {
+        let l = (step.launch)(s);
+        if !out.iter().any(|o| o.defines == l.defines) {
+            out.push(l);
+        }
+    }
+    out
+}
+
+/// The targets a step's kernel is compiled for without a GPU: its own architecture (sm_90a for
+/// step 9), or Ampere and Hopper.
+pub fn compile_targets(step: &Step) -> Vec<&'static str> {
+    step.arch.map_or(vec!["sm_80", "sm_90"], |a| vec![a])
+}
+
+/// Compiles one variant and checks what ptxas reports: no spills, no stack, and no wgmma that
+/// ptxas had to serialize (its notes C7512, C7519: a slow kernel, still correct).
+pub fn compiles_cleanly(source: &crate::KernelSource, defines: &[(&str, i64)], arch: &str) -> Result<(), String> {
+    let c = crate::compile::compile(source, defines, arch).map_err(|e| e.to_string())?;
+    let r = c.resources;
+    if r.registers == 0 {
+        return Err(format!("no ptxas report in the NVRTC log, so spills cannot be checked:\n{}", c.log));
+    }
+    if r.spills() > 0 || r.stack_bytes > 0 {
+        return Err(format!("{} {defines:?} on {arch} spills: {r:?}\n{}", source.name, c.log));
+    }
+    if c.log.contains("wgmma.mma_async instructions are serialized") || c.log.contains("warpgroup.arrive is injected") {
+        return Err(format!("{} {defines:?} on {arch}: ptxas serializes the wgmma:\n{}", source.name, c.log));
+    }
+    Ok(())
+}
+
+/// Whether NVRTC is missing where it must not be: CI sets `SGEMM_REQUIRE_NVRTC`, and there a
+/// missing NVRTC fails the compile trials instead of leaving them ignored.
+fn nvrtc_missing_ok() -> bool {
+    std::env::var_os("SGEMM_REQUIRE_NVRTC").is_none()
+}
+
+/// One trial per variant and target: the step's kernel compiles with NVRTC, no GPU needed.
+pub fn compile_trials(step: &Step) -> Vec<Trial> {
+    let ignore = !crate::device::nvrtc_present() && nvrtc_missing_ok();
+    let prefix = if step.precision == Precision::F32 { String::new() } else { format!("{}/", step.precision) };
+    let mut out = Vec::new();
+    for launch in variants(step) {
+        for arch in compile_targets(step) {
+            let defines: String = launch.defines.iter().map(|(n, v)| format!("/{n}={v}")).collect();
+            let (source, defines_list) = (step.kernel.clone(), launch.defines.clone());
+            out.push(
+                Trial::test(format!("{prefix}compile/{arch}{defines}"), move || {
+                    Ok(compiles_cleanly(&source, &defines_list, arch)?)
+                })
+                .with_kind("nvrtc")
+                .with_ignored_flag(ignore),
+            );
+        }
+    }
+    out
+}
+
 /// One trial per case, named like `31x32x33/alpha=-1.5,beta=0.75` (`fp16/31x32x33/...` for
 /// the tensor-core precisions).
 pub fn trials(step: &Step) -> Vec<Trial> {
@@ -176,7 +255,8 @@ pub fn trials(step: &Step) -> Vec<Trial> {
     suite.chain(nonfinite).chain(probes).map(|t| t.with_kind("gpu").with_ignored_flag(missing.is_some())).collect()
 }
 
-/// Main of a step's GPU test binary. Runs tests one at a time: they share one GPU.
+/// Main of a step's test binary: the kernel's compile trials (NVRTC, no GPU) and the GPU suite.
+/// Runs tests one at a time: they share one GPU.
 pub fn main(step: &Step) -> ExitCode {
     main_variants(std::slice::from_ref(step))
 }
@@ -186,5 +266,9 @@ pub fn main_variants(variants: &[Step]) -> ExitCode {
     crate::cli::program_start();
     let mut args = Arguments::from_args();
     args.test_threads.get_or_insert(1);
-    libtest_mimic::run(&args, variants.iter().flat_map(trials).collect()).exit_code()
+    if !crate::device::nvrtc_present() {
+        eprintln!("note: the kernel's compile tests are ignored: {}", Error::NoNvrtc);
+    }
+    let all = variants.iter().flat_map(|s| compile_trials(s).into_iter().chain(trials(s))).collect();
+    libtest_mimic::run(&args, all).exit_code()
 }

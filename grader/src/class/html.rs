@@ -33,7 +33,9 @@ pub fn first_failure(card: &Value) -> Option<String> {
     match failed {
         Some(t) => Some(format!("{}: {}", t["name"].as_str().unwrap_or(""), t["output"].as_str().unwrap_or(""))),
         None if card["stopped"].is_string() => card["stopped"].as_str().map(str::to_string),
-        None if !no_gpu && card["score"].as_f64().unwrap_or(0.0) < 70.0 => card["speed_note"].as_str().map(str::to_string),
+        None if !no_gpu && card["score"].as_f64().unwrap_or(0.0) < 70.0 => {
+            card["speed_note"].as_str().map(str::to_string)
+        }
         None => None,
     }
 }
