@@ -1,17 +1,15 @@
 //! Kernel build: a step's `.cu` through NVRTC to a CUBIN for one exact GPU architecture,
 //! with the step's compile-time defines and the shared headers of `common/include`.
 
-use crate::device::nvrtc_present;
+use crate::toolkit::nvrtc_present;
+pub use crate::toolkit::{INCLUDE_ENV, cuda_include_dirs};
 use crate::{Error, Result};
 use cudarc::nvrtc::sys as nv;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ffi::{CStr, CString, c_char};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
-
-/// Environment variable naming the CUDA include folder explicitly (the folder with `mma.h`).
-pub const INCLUDE_ENV: &str = "SGEMM_CUDA_INCLUDE";
 
 /// The shared device headers, embedded so that binaries run anywhere without the source tree.
 pub const HEADERS: &[(&str, &str)] =
@@ -123,24 +121,6 @@ pub fn nvrtc_version() -> Result<(i32, i32)> {
     Ok((major, minor))
 }
 
-/// The CUDA include folders (with `cccl/` on CUDA 13), from `SGEMM_CUDA_INCLUDE`, `CUDA_HOME`,
-/// `CUDA_PATH` or /usr/local/cuda, first found wins. Kernels that include only `sgemm.cuh`
-/// need none of them.
-pub fn cuda_include_dirs() -> Vec<PathBuf> {
-    let candidates = std::env::var_os(INCLUDE_ENV)
-        .map(PathBuf::from)
-        .into_iter()
-        .chain(["CUDA_HOME", "CUDA_PATH"].iter().filter_map(std::env::var_os).map(|p| PathBuf::from(p).join("include")))
-        .chain(std::iter::once(PathBuf::from("/usr/local/cuda/include")));
-    for dir in candidates {
-        if dir.join("cuda_fp16.h").is_file() || dir.join("mma.h").is_file() {
-            let cccl = dir.join("cccl");
-            return if cccl.is_dir() { vec![dir, cccl] } else { vec![dir] };
-        }
-    }
-    Vec::new()
-}
-
 /// NVRTC consults the CUDA compute cache (`~/.nv/ComputeCache`): on a hit it returns the
 /// CUBIN without running ptxas, so the log has no register and spill report. The harness's
 /// programs call this first thing in `main` (through `cli::program_start`, before any thread
@@ -220,9 +200,13 @@ fn compile_uncached(source: &KernelSource, defines: &[(&str, i64)], arch: &str) 
         let log = log?;
         if status != nv::nvrtcResult::NVRTC_SUCCESS {
             let mut log = log;
-            if log.contains("cannot open source file") && include_dirs.is_empty() {
+            // NVRTC 12 says "cannot open", NVRTC 13 "could not open".
+            let missing = log.contains("cannot open source file") || log.contains("could not open source file");
+            if missing && include_dirs.is_empty() {
                 log.push_str(&format!(
-                    "\nhint: no CUDA headers were found; set CUDA_HOME to your toolkit or {INCLUDE_ENV} to its include folder"
+                    "\nhint: no CUDA headers were found; install them with `{}` (found beside a pip-installed \
+                     NVRTC, no paths to set), or set CUDA_HOME to your CUDA toolkit",
+                    crate::toolkit::PIP_INSTALL
                 ));
             }
             return Err(Error::Compile { file: source.name.to_string(), arch: arch.to_string(), log });

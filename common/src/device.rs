@@ -42,10 +42,9 @@ pub fn driver_present() -> bool {
     unsafe { cudarc::driver::sys::is_culib_present() }
 }
 
-/// Whether libnvrtc can be loaded.
+/// Whether libnvrtc can be loaded (by name, or from a pip install: [`crate::toolkit`]).
 pub fn nvrtc_present() -> bool {
-    // SAFETY: only tries to dlopen the library.
-    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+    crate::toolkit::nvrtc_present()
 }
 
 /// Whether libcublas can be loaded.

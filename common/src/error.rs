@@ -40,9 +40,9 @@ impl fmt::Display for Error {
             Error::NoDevice(why) => write!(f, "no usable NVIDIA GPU: {why}"),
             Error::NoNvrtc => write!(
                 f,
-                "no NVRTC: libnvrtc.so could not be loaded; install the CUDA 13 toolkit \
-                 (https://developer.nvidia.com/cuda-downloads) or `pip install nvidia-cuda-nvrtc==13.0.*`, \
-                 and put its lib folder on LD_LIBRARY_PATH"
+                "no NVRTC (libnvrtc.so.13 could not be loaded): install it with `{}` (the harness finds it \
+                 there, no paths to set), or install the CUDA 13 toolkit and put its lib64 on LD_LIBRARY_PATH",
+                crate::toolkit::PIP_INSTALL
             ),
             Error::NoCublas => write!(
                 f,

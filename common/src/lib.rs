@@ -2,7 +2,8 @@
 //! geometry, and a few lines that call into this crate:
 //!
 //! - [`device`]: the GPU, with one-line errors when there is none;
-//! - [`compile`]: NVRTC to a CUBIN for the exact GPU, with the step's defines;
+//! - [`compile`]: NVRTC to a CUBIN for the exact GPU, with the step's defines; [`toolkit`]: where
+//!   NVRTC and the CUDA headers are;
 //! - [`step`]: the step description and the runner with the common kernel signature;
 //! - [`precision`]: FP32, and the tensor-core precisions of steps 7-9 (TF32, FP16, BF16, FP64, 3xTF32);
 //! - [`data`], [`reference`], [`verify`]: random inputs, cuBLAS and float64 references, checks;
@@ -30,6 +31,7 @@ pub mod reference;
 pub mod roofline;
 pub mod step;
 pub mod testing;
+pub mod toolkit;
 pub mod tune;
 pub mod verify;
 
