@@ -38,26 +38,28 @@ pub struct Options {
 )]
 struct Args {
     /// Rows of A and C
-    #[arg(long, default_value_t = 4096, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 4096, allow_negative_numbers = true, value_parser = dimension)]
     m: usize,
     /// Columns of B and C
-    #[arg(long, default_value_t = 4096, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 4096, allow_negative_numbers = true, value_parser = dimension)]
     n: usize,
     /// Columns of A, rows of B (the depth of each dot product)
-    #[arg(long, default_value_t = 4096, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 4096, allow_negative_numbers = true, value_parser = dimension)]
     k: usize,
     /// MxNxK, or S for SxSxS, instead of --m, --n and --k
     #[arg(long, value_name = "MxNxK", value_parser = parse_shape, conflicts_with_all = ["m", "n", "k"])]
     shape: Option<Shape>,
+    /// The scalar of A*B in C = alpha*A*B + beta*C (any finite number)
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = finite)]
     alpha: f32,
+    /// The scalar of C's old value (0: C is not read, so it starts as NaN to catch a kernel that reads it)
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = finite)]
     beta: f32,
     /// Run this .cu file with the step's launch geometry instead of the step's kernel (lab mode)
     #[arg(long, value_name = "FILE.cu")]
     kernel: Option<PathBuf>,
-    /// Seed of the random inputs (default: fresh each run, printed so a failure can be replayed)
-    #[arg(long)]
+    /// Seed of the random inputs, an integer from 0 to 2^64-1 (default: fresh each run, printed so a failure can be replayed)
+    #[arg(long, allow_negative_numbers = true, value_parser = seed)]
     seed: Option<u64>,
     /// Verify only, do not time (for compute-sanitizer and Nsight Compute)
     #[arg(long)]
@@ -87,6 +89,20 @@ pub fn parse_define(text: &str) -> std::result::Result<(String, i64), String> {
 /// A clap value parser for shapes: `MxNxK`, or `S` for SxSxS.
 pub fn parse_shape(text: &str) -> std::result::Result<Shape, String> {
     Shape::parse(text).map_err(|e| e.to_string())
+}
+
+/// A clap value parser for a matrix dimension: a non-negative integer.
+pub fn dimension(text: &str) -> std::result::Result<usize, String> {
+    text.trim()
+        .parse::<usize>()
+        .map_err(|_| format!("{text:?} is not a dimension: write a non-negative integer, e.g. 1024"))
+}
+
+/// A clap value parser for a seed: a non-negative integer below 2^64.
+pub fn seed(text: &str) -> std::result::Result<u64, String> {
+    text.trim()
+        .parse::<u64>()
+        .map_err(|_| format!("{text:?} is not a seed: write an integer from 0 to 18446744073709551615"))
 }
 
 fn finite(text: &str) -> std::result::Result<f32, String> {
@@ -201,8 +217,9 @@ pub fn main_variants(variants: &[Step]) -> ExitCode {
 
 /// Verifies and times one GEMM; Ok(false) when the kernel computed a wrong answer.
 pub fn run(step: &Step, opts: &Options) -> Result<bool> {
-    let gpu = Gpu::shared()?;
+    // The kernel file first: a missing file is the problem to report, whatever the machine has.
     let kernel = opts.kernel.as_deref().map(KernelSource::from_file).transpose()?;
+    let gpu = Gpu::shared()?;
     let mut runner = Runner::new(&gpu, step, kernel)?;
     if !opts.defines.is_empty() {
         let (launch, extra) = (step.launch, opts.defines.clone());
@@ -328,6 +345,34 @@ mod tests {
     }
 
     #[test]
+    fn every_flag_has_help_text() {
+        use clap::CommandFactory;
+        for arg in Args::command().get_arguments() {
+            assert!(arg.get_help().is_some(), "--{} has no help text", arg.get_id());
+        }
+    }
+
+    #[test]
+    fn a_missing_kernel_file_is_named_before_the_gpu() {
+        let o = parse(&["--kernel", "/no/such/kernel.cu", "--m", "8"]).unwrap();
+        let e = run(&crate::Step { ..fake_step() }, &o).unwrap_err().to_string();
+        assert!(e.contains("cannot read kernel file /no/such/kernel.cu"), "{e}");
+    }
+
+    fn fake_step() -> crate::Step {
+        crate::Step {
+            name: "step00-test",
+            idea: "",
+            kernel: crate::KernelSource { name: "k.cu".into(), code: "".into() },
+            launch: |_| crate::Launch::new((1, 1, 1), (1, 1, 1)),
+            min_cc: (7, 5),
+            precision: Precision::F32,
+            arch: None,
+            host: None,
+        }
+    }
+
+    #[test]
     fn help_and_version_name_the_program() {
         use clap::error::ErrorKind;
         let help = parse(&["-h"]).unwrap_err();
@@ -347,6 +392,10 @@ mod tests {
             e.to_string()
         };
         assert!(err(&["--m", "-3"]).contains("invalid value '-3' for '--m <M>'"));
+        assert!(err(&["--m", "-5"]).contains("not a dimension: write a non-negative integer"));
+        assert!(err(&["--seed", "-1"]).contains("not a seed: write an integer from 0"));
+        assert!(err(&["--seed", "x"]).contains("not a seed"));
+        assert_eq!(parse(&["--seed", "18446744073709551615"]).unwrap().seed, Some(u64::MAX));
         assert!(err(&["--m"]).contains("a value is required"));
         assert!(err(&["--alpah", "1"]).contains("tip: a similar argument exists: '--alpha'"));
         assert!(err(&["--m", "100000", "--n", "100000"]).contains("too large"));

@@ -71,6 +71,8 @@ fn status(s: &RestrictionStatus) -> &'static str {
 /// Confines this process: reads only below the system and CUDA folders and `scratch`, writes
 /// only to `scratch` and `/dev` (the GPU's device files), no TCP. Irreversible.
 pub fn confine(scratch: &Path) -> Result<Confinement, String> {
+    // NVRTC (and its builtins) loaded first, wherever it is: a confined process could not open it.
+    common::device::nvrtc_present();
     let abi = ABI::V4;
     let err = |e: landlock::RulesetError| format!("cannot set up Landlock: {e}");
     let read = AccessFs::from_read(abi);

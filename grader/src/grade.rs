@@ -42,10 +42,10 @@ pub struct GradeArgs {
     #[arg(long, value_name = "OUT")]
     pub json: Option<PathBuf>,
     /// Time limit of each case, in seconds (the timing gets four times as long)
-    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", default_value_t = 30, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
     /// Time limit of the whole grading, in seconds: past it the card ends with what passed
-    #[arg(long, value_name = "SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", default_value_t = 120, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub budget: u64,
     /// The shape the speed is measured at
     #[arg(long, value_name = "MxNxK", value_parser = crate::shape, default_value = "4096")]

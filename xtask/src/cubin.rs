@@ -16,6 +16,7 @@ pub struct Target {
     /// The shape whose launch picks the kernel variant
     #[arg(long, value_name = "MxNxK", value_parser = crate::shape, default_value = "4096")]
     shape: Shape,
+    /// The architecture to compile for (steps built for one architecture use theirs)
     #[arg(long, default_value = "sm_90")]
     arch: String,
     /// Another .cu file, compiled with the step's defines (an experiment)

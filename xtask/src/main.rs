@@ -31,6 +31,7 @@ enum Task {
     },
     /// Registers, shared memory and spills of every kernel variant (needs only NVRTC)
     Ptxas {
+        /// The architecture to compile for (sm_80, sm_90, ...; steps built for one use theirs)
         #[arg(long, default_value = "sm_90")]
         arch: String,
     },
@@ -83,6 +84,15 @@ mod tests {
     #[test]
     fn the_command_line_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_flag_of_every_task_has_help_text() {
+        for task in Cli::command().get_subcommands().filter(|c| !c.is_hide_set()) {
+            for arg in task.get_arguments().filter(|a| !a.is_hide_set()) {
+                assert!(arg.get_help().is_some(), "cargo xtask {} {} has no help text", task.get_name(), arg.get_id());
+            }
+        }
     }
 
     #[test]

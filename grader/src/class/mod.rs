@@ -35,10 +35,10 @@ pub struct ClassArgs {
     #[arg(long, value_name = "FILE")]
     pub hidden: Option<PathBuf>,
     /// Time limit of each case, in seconds
-    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", default_value_t = 30, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
     /// Time limit of each submission's grading, in seconds
-    #[arg(long, value_name = "SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", default_value_t = 120, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub budget: u64,
     /// The shape the speed is measured at
     #[arg(long, value_name = "MxNxK", value_parser = crate::shape, default_value = "4096")]
