@@ -1,5 +1,5 @@
-// Experiment (2026-11-23, seventh session; predictions and outcome in notes/step08.md, "Seventh
-// session"): where step 8's copies cost their time. With NOCOPY=1 (no copies after the
+// Experiment (2026-11-23, commit `52b7198`; predictions and outcome in notes/step08.md, "What the
+// copies cost"): where step 8's copies cost their time. With NOCOPY=1 (no copies after the
 // prologue) FP16 runs 15 points of cuBLAS faster. A copy of a K-tile is three things: fetching it
 // from DRAM or L2 (the first time), moving it from L2 to the SM, and the SM's own work (the
 // cp.async instructions, their addresses, the shared-memory writes). COPY_SRC takes them away

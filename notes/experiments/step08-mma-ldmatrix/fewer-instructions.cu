@@ -1,5 +1,5 @@
-// Experiment (prepared without a GPU, 2026-11-23; predictions in notes/step08.md, "Fourth
-// session"): fewer instructions per mma in TF32 and 3xTF32. ptxas's SASS of step 8's loop
+// Experiment (prepared without a GPU, 2026-11-23; predictions in notes/step08.md, "Instruction
+// counts first"): fewer instructions per mma in TF32 and 3xTF32. ptxas's SASS of step 8's loop
 // (nvdisasm, sm_90, 4096^3) issues 2.05 instructions per HMMA in FP16, 4.40 in TF32 and 11.5 in
 // 3xTF32, where one HMMA.1688 keeps the tensor pipe of a sub-partition busy for about 6 cycles:
 // TF32 and 3xTF32 run out of issue slots. Three knobs: SPLIT and PASSES on by default (0 for
@@ -20,7 +20,7 @@
 // values of a row are adjacent, was dropped before any run: `cargo xtask mix` counted more
 // instructions, not fewer, as each pair b0, b1 of an mma comes from two loads and needs moves.)
 // The rest is step 8's kernel as it was at commit 245bdcd. Measured on the H100 (notes/step08.md,
-// "Fourth session"): SPLIT and PASSES went into step 8's kernel; ROUND=2 was slower.
+// "Instruction counts first"): SPLIT and PASSES went into step 8's kernel; ROUND=2 was slower.
 //
 // Step 8: the tensor cores through their own instruction. Step 7 handed 16x16 fragments to
 // WMMA, which hides where each element lives. Here a warp issues PTX `mma.sync` on 16x8

@@ -1,5 +1,5 @@
-// Experiment (2026-11-23, sixth session; predictions and outcome in notes/step08.md, "Sixth
-// session"): step 8's kernel with a loop over tiles, so that a block that finishes a tile has
+// Experiment (2026-11-23, commit `d3510c5`; predictions and outcome in notes/step08.md, "Tiles in
+// a loop"): step 8's kernel with a loop over tiles, so that a block that finishes a tile has
 // the next tile's first K-tiles in flight while it stores the finished one. In step 8 a block
 // owns one tile; on the H100 (one 144 KiB block per SM) every SM then waits for its prologue
 // copies (STAGES-1 K-tiles, ~48 KiB each from L2/DRAM) and then stores 128 KiB of C, with its
