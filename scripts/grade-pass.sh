@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Score cards on a GPU machine: every step's reference solution, every generated skeleton, and
-# the deliberately broken kernels, graded by the bundle's xtask (`cargo xtask grade`).
+# the deliberately broken kernels, graded by the bundle's grader (`cargo xtask grade`) at its
+# default settings (30 s a case, a 120 s budget, speed at 4096^3). The cheats of labs/cheats/ have
+# their own test (the bundle's tests/grader-cheats), which prints a CHEAT line per kernel.
 #   scripts/grade-pass.sh BUNDLE SKELETONS OUT [refs] [skeletons] [broken]
 # SKELETONS holds stepNN.cu files made by `cargo xtask handout NN`. Each grade's card and
 # Gradescope JSON go to OUT; a table of the totals is printed last.
@@ -10,7 +12,7 @@ parts=${*:-refs skeletons broken}
 mkdir -p "$out"; out=$(cd "$out" && pwd)
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$CUDA_HOME/lib64
-xtask=$bundle/bin/xtask
+grader=$bundle/bin/grader
 hidden=labs/hidden-example.txt
 has() { [[ " $parts " == *" $1 "* ]]; }
 table=$out/cards.md
@@ -19,7 +21,7 @@ echo "|---|---|---:|---:|---:|---:|---|" >> "$table"
 grade() { # label, step, file
   local label=$1 step=$2 file=$3
   local start; start=$(date +%s%N)
-  "$xtask" grade "$step" "$file" --hidden "$hidden" --timeout 10 --perf-shape "${PERF_SHAPE:-2048}" \
+  "$grader" grade "$step" "$file" --hidden "$hidden" --perf-shape "${PERF_SHAPE:-4096}" \
     --json "$out/$label.json" > "$out/$label.log" 2>&1
   local secs=$(( ($(date +%s%N) - start) / 100000000 )); secs="$((secs / 10)).$((secs % 10))"
   local card
