@@ -134,6 +134,20 @@ pub fn disable_compute_cache() {
 
 type CacheKey = (KernelSource, Vec<(String, i64)>, String);
 
+/// Environment variable naming a folder where compiled kernels are kept between processes (the
+/// grader's children compile a submission once: the first writes, the others read).
+pub const CUBIN_CACHE_ENV: &str = "SGEMM_CUBIN_CACHE";
+
+/// The file a compile is kept in under [`CUBIN_CACHE_ENV`]: named by a hash of what it depends on.
+fn disk_cache_file(key: &CacheKey) -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os(CUBIN_CACHE_ENV)?;
+    let (source, defines, arch) = key;
+    let mut text = format!("{}{arch}", source.hash());
+    defines.iter().for_each(|(n, v)| text += &format!(" {n}={v}"));
+    let name = KernelSource { name: "".into(), code: text.into() }.hash();
+    Some(Path::new(&dir).join(format!("{name}.cubin")))
+}
+
 /// Compiles `source` for `arch` (e.g. "sm_90") with `-D NAME=VALUE` for each define.
 /// Results are cached per process: the test suite and the benches compile each variant once.
 pub fn compile(source: &KernelSource, defines: &[(&str, i64)], arch: &str) -> Result<Arc<Compiled>> {
@@ -143,7 +157,20 @@ pub fn compile(source: &KernelSource, defines: &[(&str, i64)], arch: &str) -> Re
     if let Some(hit) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
         return Ok(hit.clone());
     }
+    let file = disk_cache_file(&key);
+    // A kernel another process compiled: its CUBIN and log (the log holds the ptxas report).
+    if let Some(f) = &file {
+        if let (Ok(cubin), Ok(log)) = (std::fs::read(f), std::fs::read_to_string(f.with_extension("log"))) {
+            let compiled = Arc::new(Compiled { cubin, resources: Resources::parse(&log), log, arch: arch.to_string() });
+            cache.lock().unwrap_or_else(|p| p.into_inner()).insert(key, compiled.clone());
+            return Ok(compiled);
+        }
+    }
     let compiled = Arc::new(compile_uncached(source, defines, arch)?);
+    if let Some(f) = &file {
+        // Best effort: the log first, so that a CUBIN on disk always has its log.
+        let _ = std::fs::write(f.with_extension("log"), &compiled.log).and_then(|()| std::fs::write(f, &compiled.cubin));
+    }
     cache.lock().unwrap_or_else(|p| p.into_inner()).insert(key, compiled.clone());
     Ok(compiled)
 }

@@ -126,6 +126,7 @@ impl Scratch {
             && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
         let file = if plain { name } else { "submission.cu".to_string() };
         std::fs::write(dir.join(&file), source).map_err(|e| e.to_string())?;
+        std::fs::create_dir(dir.join("cubins")).map_err(|e| e.to_string())?;
         Ok(Scratch { dir, file })
     }
 }
@@ -167,7 +168,14 @@ fn spawn(
     };
     let token = new_token()?;
     let scratch = args.scratch.display().to_string();
-    let env = [("HOME", scratch.clone()), ("TMPDIR", scratch), ("CUDA_CACHE_DISABLE", "1".to_string())];
+    // The compile child keeps the kernels it compiled in the scratch folder; the others load them.
+    let cubins = args.scratch.join("cubins").display().to_string();
+    let env = [
+        ("HOME", scratch.clone()),
+        ("TMPDIR", scratch),
+        ("CUDA_CACHE_DISABLE", "1".to_string()),
+        (common::compile::CUBIN_CACHE_ENV, cubins),
+    ];
     let child = ChildProc::spawn(&program, &argv, &env, &args.scratch, &token)?;
     Ok((child, token))
 }

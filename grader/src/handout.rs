@@ -135,7 +135,8 @@ pub fn make(root: &Path, step: &Step, out: &Path) -> Result<usize, String> {
     let index = steps::ALL.iter().position(|s| s.name == step.name).unwrap_or(0);
     let replaced: Vec<&Step> = steps::ALL.iter().skip(index).collect();
     let mut copied = 0;
-    for rel in git_files(root)?.into_iter().filter(|r| kept(r)) {
+    // Tracked files as they are in the working tree (one deleted but not yet committed is gone).
+    for rel in git_files(root)?.into_iter().filter(|r| kept(r) && root.join(r).exists()) {
         let dest = out.join(&rel);
         std::fs::create_dir_all(dest.parent().unwrap_or(out)).map_err(|e| e.to_string())?;
         let write = |text: String| std::fs::write(&dest, text).map_err(|e| format!("{}: {e}", dest.display()));
