@@ -16,9 +16,10 @@ for leak in labs notes scripts .ci steps/tests/fixtures CONTRIBUTING.md; do
 done
 echo "ok: no labs/, notes/, scripts/, .ci, fixtures or CONTRIBUTING.md"
 head -1 README.md | grep -q "^# Lab: " || { echo "FAIL: the README is not the lab's"; exit 1; }
-# Builds share the tree's target folder: only the handout's own crates compile again.
-export CARGO_TARGET_DIR=$root/target
-if cargo xtask grade "$step" "$(ls -d step"$step"-*)/src/kernel.cu" > grade.log 2>&1; then
+# The handout builds in a target folder of its own: its crates have the tree's names and paths
+# of another tree, and sharing a folder would mix their build outputs.
+export CARGO_TARGET_DIR=${HANDOUT_TARGET_DIR:-$work/target}
+if cargo run -q -p grader -- grade "$step" "$(ls -d step"$step"-*)/src/kernel.cu" > grade.log 2>&1; then
   echo "FAIL: grade ran in a handout"; cat grade.log; exit 1
 fi
 grep -q "student handout" grade.log || { echo "FAIL: grade did not say why it refused"; cat grade.log; exit 1; }
