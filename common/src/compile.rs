@@ -169,7 +169,8 @@ pub fn compile(source: &KernelSource, defines: &[(&str, i64)], arch: &str) -> Re
     let compiled = Arc::new(compile_uncached(source, defines, arch)?);
     if let Some(f) = &file {
         // Best effort: the log first, so that a CUBIN on disk always has its log.
-        let _ = std::fs::write(f.with_extension("log"), &compiled.log).and_then(|()| std::fs::write(f, &compiled.cubin));
+        let _ =
+            std::fs::write(f.with_extension("log"), &compiled.log).and_then(|()| std::fs::write(f, &compiled.cubin));
     }
     cache.lock().unwrap_or_else(|p| p.into_inner()).insert(key, compiled.clone());
     Ok(compiled)

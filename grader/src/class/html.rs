@@ -104,7 +104,7 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1rem auto;max-
 h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem}.chart{width:100%;max-width:600px;height:auto}\
 .bar{fill:#4878a8}.n,.tick{font-size:13px;text-anchor:middle;fill:#333}.scroll{overflow-x:auto}\
 table{border-collapse:collapse;font-size:.9rem}td,th{padding:.25rem .5rem;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}\
-td.num{text-align:right}.why{max-width:32rem;overflow-wrap:anywhere}.meter{background:#e6e6e6;width:10rem;max-width:40vw;height:.8rem}\
+td.num{text-align:right}.why{min-width:14rem;max-width:32rem;overflow-wrap:anywhere}.meter{background:#e6e6e6;width:10rem;max-width:40vw;height:.8rem}\
 .meter div{background:#4878a8;height:100%}ul{padding-left:1.2rem}li{overflow-wrap:anywhere}";
 
 /// The report of a class; `results` in roster order.
