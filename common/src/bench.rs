@@ -2,12 +2,17 @@
 //! shape, the step and cuBLAS side by side, times from CUDA events, throughput in FLOPs;
 //! a summary table (GFLOP/s and % of cuBLAS per shape) closes the run.
 
+use crate::check::Prepared;
 use crate::device::Gpu;
+use crate::device::sync;
+use crate::lt::time_cublas_configs;
 use crate::lt::{CublasConfig, CublasLt};
-use crate::measure::{Prepared, Timing, TimingPlan, sync, time_cublas_configs};
+use crate::matrix::DeviceMatrix;
 use crate::precision::Precision;
 use crate::reference::Cublas;
-use crate::step::{DeviceMatrix, Runner, Step};
+use crate::runner::Runner;
+use crate::step::Step;
+use crate::timing::{Timing, TimingPlan};
 use crate::{Gemm, Result, Shape, data};
 use criterion::{Criterion, SamplingMode, Throughput};
 use cudarc::driver::sys::CUevent_flags;

@@ -2,13 +2,16 @@
 //! --beta b [--kernel FILE.cu]` verifies one GEMM against cuBLAS and the CPU, times it
 //! against cuBLAS, and prints one table row.
 
+use crate::check::Prepared;
 use crate::compile::{KernelSource, nvrtc_version};
 use crate::device::Gpu;
+use crate::lt::time_cublas_configs;
 use crate::lt::{CublasConfig, CublasLt};
-use crate::measure::{Prepared, TimingPlan, compare_prepared, time_cublas_configs};
 use crate::reference::{CUBLAS_MATH, Cublas};
 use crate::roofline::Floors;
-use crate::step::{Runner, Step};
+use crate::runner::Runner;
+use crate::step::Step;
+use crate::timing::{TimingPlan, compare_prepared};
 use crate::{Gemm, Precision, Result, Shape, data};
 use std::path::PathBuf;
 use std::process::ExitCode;

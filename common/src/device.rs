@@ -25,8 +25,6 @@ pub struct Gpu {
     pub bus_width_bits: u32,
     pub l2_bytes: u32,
     pub max_smem_per_block_optin: u32,
-    /// The timing gate ([`crate::gate`]), made on first use.
-    gate: std::sync::OnceLock<Result<crate::gate::Gate>>,
     /// Page-locked host memory that large copies go through ([`Gpu::upload`], [`Gpu::download`]).
     staging: std::sync::Mutex<Option<PinnedHostSlice<u8>>>,
 }
@@ -132,17 +130,11 @@ impl Gpu {
             l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
             max_smem_per_block_optin: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
             driver_version,
-            gate: Default::default(),
             staging: Default::default(),
             ordinal,
             stream,
             ctx,
         })
-    }
-
-    /// The gate that timed runs wait behind (compiled on first use).
-    pub fn gate(&self) -> Result<&crate::gate::Gate> {
-        self.gate.get_or_init(|| crate::gate::Gate::new(self)).as_ref().map_err(Clone::clone)
     }
 
     /// Copies `bytes` to the device address `dst`, through the page-locked buffer. Returns when
@@ -250,4 +242,9 @@ impl Gpu {
             (self.driver_version % 1000) / 10
         )
     }
+}
+
+/// Waits for the stream and turns an asynchronous kernel fault into an error naming the kernel.
+pub fn sync(gpu: &Gpu, what: &str) -> Result<()> {
+    gpu.stream.synchronize().map_err(|e| Error::Cuda(format!("{what} failed while running: {e}")))
 }

@@ -25,6 +25,21 @@ pub struct Gate {
     device: u64,
 }
 
+/// The gate of `gpu`, made once per process and GPU (the gate stands beside the device: the
+/// device knows nothing of timing).
+pub fn of(gpu: &Gpu) -> Result<&'static Gate> {
+    use std::sync::{Mutex, OnceLock};
+    static GATES: OnceLock<Mutex<Vec<(usize, &'static Gate)>>> = OnceLock::new();
+    let mut gates = GATES.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, g)) = gates.iter().find(|(ordinal, _)| *ordinal == gpu.ordinal) {
+        return Ok(g);
+    }
+    // Leaked on purpose: a gate lives as long as the process that times with it.
+    let gate: &'static Gate = Box::leak(Box::new(Gate::new(gpu)?));
+    gates.push((gpu.ordinal, gate));
+    Ok(gate)
+}
+
 impl Gate {
     /// Compiles the gate for `gpu` and allocates its flag.
     pub fn new(gpu: &Gpu) -> Result<Gate> {

@@ -4,17 +4,21 @@
 //! - [`device`]: the GPU, with one-line errors when there is none;
 //! - [`compile`]: NVRTC to a CUBIN for the exact GPU, with the step's defines; [`toolkit`]: where
 //!   NVRTC and the CUDA headers are;
-//! - [`step`]: the step description and the runner with the common kernel signature;
+//! - [`step`]: the step as its crate declares it; [`launch`]: its launch geometry; [`host`]: what
+//!   a step's own host code gets; [`runner`]: compiling, loading and launching with the common
+//!   kernel signature; [`matrix`]: matrices on the GPU, their storage and guard zones;
 //! - [`precision`]: FP32, and the tensor-core precisions of steps 7-9 (TF32, FP16, BF16, FP64, 3xTF32);
 //! - [`data`], [`reference`], [`verify`]: random inputs, cuBLAS and float64 references, checks;
 //! - [`probe`]: inputs whose FP32 answer is exact, to tell FP32 arithmetic from lower precisions;
 //! - [`hopper`]: tensor maps, cluster launches and pitched copies for step 9's TMA;
 //! - [`lt`]: cuBLASLt, for the fastest cuBLAS configuration the tensor-core steps meet;
-//! - [`measure`], [`roofline`]: CUDA-event timing and the FLOP and byte floors;
+//! - [`check`]: a prepared problem with both references, and a kernel's verdict;
+//! - [`timing`], [`gate`], [`roofline`]: CUDA-event timing behind the gate, and the FLOP and byte floors;
 //! - [`cli`], [`bench`], [`testing`], [`tune`]: the step binary, the criterion bench, the GPU
 //!   tests, the tile tuners.
 
 pub mod bench;
+pub mod check;
 pub mod cli;
 pub mod compile;
 pub mod data;
@@ -22,15 +26,19 @@ pub mod device;
 pub mod error;
 pub mod gate;
 pub mod hopper;
+pub mod host;
+pub mod launch;
 pub mod lt;
-pub mod measure;
+pub mod matrix;
 pub mod precision;
 pub mod probe;
 pub mod problem;
 pub mod reference;
 pub mod roofline;
+pub mod runner;
 pub mod step;
 pub mod testing;
+pub mod timing;
 pub mod toolkit;
 pub mod tune;
 pub mod verify;
@@ -38,6 +46,7 @@ pub mod verify;
 pub use compile::KernelSource;
 pub use data::Inputs;
 pub use error::{Error, Result};
+pub use launch::{Launch, ceil_div};
 pub use precision::Precision;
 pub use problem::{Gemm, Shape};
-pub use step::{Launch, Step, ceil_div};
+pub use step::Step;

@@ -3,11 +3,14 @@
 //! `cublasGemmEx` does not, so the tensor-core steps are also measured against the fastest of
 //! the cuBLAS configurations ([`CublasConfig`]), in the same process.
 
+use crate::check::Prepared;
 use crate::device::Gpu;
-use crate::measure::Timing;
+use crate::device::sync;
+use crate::matrix::DeviceMatrix;
 use crate::precision::{Elem, Precision};
 use crate::problem::{Gemm, Shape};
-use crate::step::DeviceMatrix;
+use crate::reference::Cublas;
+use crate::timing::{Timing, TimingPlan, time_runs};
 use crate::{Error, Result};
 use cudarc::cublaslt::result as lt;
 use cudarc::cublaslt::sys;
@@ -210,4 +213,46 @@ impl CublasLt {
             .map_err(lt_err)
         }
     }
+}
+/// cuBLAS through each configuration recorded for the precision ([`CublasConfig::for_precision`])
+/// on a prepared problem. With `check`, each is checked once first (a 16-bit C only for a relative
+/// error under 1%, what its rounding allows), so that no configuration is timed computing
+/// something else; a sweep checks once per problem and times again next to every kernel.
+pub fn time_cublas_configs(
+    gpu: &Gpu,
+    blas: &Cublas,
+    lt: &mut CublasLt,
+    p: &Prepared,
+    plan: TimingPlan,
+    check: bool,
+) -> Result<Vec<(CublasConfig, Timing)>> {
+    let (ca, cb) = p.cublas_inputs();
+    let mut c = p.fresh_c(gpu, 0)?;
+    let mut c16 = DeviceMatrix::guarded(gpu, &p.inputs.c0, p.precision.input(), 0)?;
+    let mut out = Vec::new();
+    for &config in CublasConfig::for_precision(p.precision) {
+        let mut run = |c: &mut DeviceMatrix, c16: &mut DeviceMatrix| match config {
+            CublasConfig::GemmEx => blas.gemm(gpu, p.precision, &p.gemm, ca, cb, c),
+            CublasConfig::Lt => lt.matmul(gpu, p.precision, &p.gemm, ca, cb, c),
+            CublasConfig::Lt16BitC => lt.matmul(gpu, p.precision, &p.gemm, ca, cb, c16),
+        };
+        if check {
+            let mut fresh = p.fresh_c(gpu, 0)?;
+            let mut fresh16 = DeviceMatrix::guarded(gpu, &p.inputs.c0, p.precision.input(), 0)?;
+            run(&mut fresh, &mut fresh16)?;
+            sync(gpu, config.label())?;
+            let got = if config == CublasConfig::Lt16BitC { fresh16.download(gpu)? } else { fresh.download(gpu)? };
+            let v = p.check_result(&got);
+            let ok = if config == CublasConfig::Lt16BitC { v.vs_cublas.rel_frobenius < 1e-2 } else { v.passed() };
+            if !ok {
+                return Err(Error::Cuda(format!(
+                    "{} computed a wrong result: {}",
+                    config.label(),
+                    v.report(config.label())
+                )));
+            }
+        }
+        out.push((config, time_runs(gpu, plan, || run(&mut c, &mut c16))?));
+    }
+    Ok(out)
 }

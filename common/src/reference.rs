@@ -3,9 +3,9 @@
 //! through ndarray.
 
 use crate::device::{Gpu, cublas_present};
+use crate::matrix::{DeviceMatrix, check_storage};
 use crate::precision::{Elem, Precision};
 use crate::problem::Gemm;
-use crate::step::{DeviceMatrix, check_storage};
 use crate::{Error, Result};
 use cudarc::cublas::sys as cb;
 use ndarray::{Array2, ArrayView2, s};

@@ -2,11 +2,12 @@
 //! Every test is reported as ignored (with the reason) on a machine without a usable GPU,
 //! and runs by itself where there is one.
 
+use crate::check::{Prepared, Verified, verify};
 use crate::device::Gpu;
-use crate::measure::{Prepared, Verified, verify};
 use crate::probe::Probe;
 use crate::reference::Cublas;
-use crate::step::{Runner, Step};
+use crate::runner::Runner;
+use crate::step::Step;
 use crate::{Error, Gemm, Precision, Shape, data};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::process::ExitCode;

@@ -1,12 +1,16 @@
 //! The tile tuners of the tensor-core steps (`examples/tune.rs`): every candidate launch of a
 //! step, verified and then timed against cuBLAS in the same precision, one table row each.
 
+use crate::check::Prepared;
 use crate::compile::KernelSource;
 use crate::device::Gpu;
+use crate::launch::Launch;
+use crate::lt::time_cublas_configs;
 use crate::lt::{CublasConfig, CublasLt};
-use crate::measure::{Prepared, TimingPlan, compare_prepared, time_cublas_configs};
 use crate::reference::Cublas;
-use crate::step::{Launch, Runner, Step};
+use crate::runner::Runner;
+use crate::step::Step;
+use crate::timing::{TimingPlan, compare_prepared};
 use crate::{Gemm, Precision, Result, Shape, data};
 use std::path::PathBuf;
 

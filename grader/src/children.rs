@@ -9,7 +9,7 @@ use crate::protocol::Reporter;
 use common::compile::{KernelSource, compile};
 use common::device::Gpu;
 use common::reference::Cublas;
-use common::step::Runner;
+use common::runner::Runner;
 use common::{Gemm, Shape, Step};
 use serde_json::{Value, json};
 use std::io::BufRead;

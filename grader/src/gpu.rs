@@ -3,12 +3,14 @@
 //! buffers with guard zones of a random number of pages on each side, C poisoned (NaN when
 //! beta = 0) right before the run, the result checked right after it.
 
+use common::check::Prepared;
 use common::device::Gpu;
-use common::measure::{Prepared, sync};
+use common::device::sync;
+use common::matrix::DeviceMatrix;
 use common::precision::Precision;
 use common::probe::probes;
 use common::reference::Cublas;
-use common::step::{DeviceMatrix, Runner};
+use common::runner::Runner;
 use common::testing::probe_verdict;
 use common::{Gemm, Inputs, Shape, data};
 use cudarc::driver::sys::CUevent_flags;
@@ -179,7 +181,7 @@ pub fn time_verified(
     submission: bool,
 ) -> Result<Timing, String> {
     let e = |e: common::Error| e.to_string();
-    let gate = gpu.gate().map_err(e)?;
+    let gate = common::gate::of(gpu).map_err(e)?;
     let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|x| x.to_string())?;
     let stop = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|x| x.to_string())?;
     // Compile and load the kernel first: the host must queue a timed run within the gate's second.

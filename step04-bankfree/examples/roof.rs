@@ -7,10 +7,11 @@
 //! No kernel with a step's inner loop can beat that loop alone: the roof bounds what any
 //! variant of the step (better global loads, fewer barriers) could reach.
 
+use common::check::Prepared;
 use common::device::Gpu;
-use common::measure::{Prepared, TimingPlan, compare_prepared};
 use common::reference::Cublas;
-use common::step::Runner;
+use common::runner::Runner;
+use common::timing::{TimingPlan, compare_prepared};
 use common::{Gemm, KernelSource, Precision, Result, Shape, data};
 
 fn roof_source() -> KernelSource {

@@ -5,7 +5,7 @@ use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
 
 /// Block and thread tile sizes, passed to the kernel as compile-time defines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tiles {
+pub struct ThreadTiles {
     pub bm: usize,
     pub bn: usize,
     pub bk: usize,
@@ -14,13 +14,13 @@ pub struct Tiles {
 }
 
 /// 128x128 block tiles, 8 deep in K, 8x8 per thread: 256 threads.
-pub const TILES: Tiles = Tiles { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8 };
+pub const TILES: ThreadTiles = ThreadTiles { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8 };
 
 // ANCHOR: launch
 /// One block per BM x BN tile of C, (BM/TM)*(BN/TN) threads. The float4 path (VEC) needs
 /// every row of A, B and C to start 16-byte aligned: K and N multiples of 4. When the tiles
 /// also divide M, N and K, nothing can fall outside the matrices: EDGE = 0 drops the checks.
-pub fn launch_with(s: &Shape, t: Tiles) -> Launch {
+pub fn launch_with(s: &Shape, t: ThreadTiles) -> Launch {
     let threads = (t.bm / t.tm) * (t.bn / t.tn);
     let vec = s.k % 4 == 0 && s.n % 4 == 0;
     let edge = !(vec && s.m % t.bm == 0 && s.n % t.bn == 0 && s.k % t.bk == 0);

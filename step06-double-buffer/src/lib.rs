@@ -2,11 +2,11 @@
 //! one computes, one barrier per K-tile.
 
 use common::{Launch, Precision, Shape, Step, kernel_source};
-use step05_threadtile_float4::Tiles;
+use step05_threadtile_float4::ThreadTiles;
 
 /// Step 5's 128x128 block tiles and 8x8 thread tiles, 16 deep in K instead of 8: half the
 /// barriers per FMA, and each thread moves two float4s of A and two of B per K-tile.
-pub const TILES: Tiles = Tiles { bk: 16, ..step05_threadtile_float4::TILES };
+pub const TILES: ThreadTiles = ThreadTiles { bk: 16, ..step05_threadtile_float4::TILES };
 
 // ANCHOR: launch
 /// Step 5's launch geometry (one block per BM x BN tile of C; VEC and EDGE picked the same

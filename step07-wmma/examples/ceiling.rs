@@ -8,11 +8,12 @@
 //! The table says how far step 7 is from the roof of the instruction it uses, and how high
 //! that roof is next to cuBLAS, which on the H100 uses other instructions (`wgmma`).
 
+use common::check::Prepared;
 use common::compile::{KernelSource, compile};
 use common::device::Gpu;
-use common::measure::{Prepared, TimingPlan, compare_prepared, time_runs};
 use common::reference::Cublas;
-use common::step::Runner;
+use common::runner::Runner;
+use common::timing::{TimingPlan, compare_prepared, time_runs};
 use common::{Error, Gemm, Precision, Result, Shape, data};
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use std::collections::HashMap;

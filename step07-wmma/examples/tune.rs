@@ -5,31 +5,31 @@
 
 use common::tune::Candidate;
 use common::{Precision, Shape};
-use step07_wmma::{Tiles, VARIANTS, launch_with, tiles};
+use step07_wmma::{VARIANTS, WarpTiles, launch_with, tiles};
 
 /// Candidates per precision: the chosen tiles first, then one change at a time.
 fn candidates(p: Precision) -> Vec<Candidate> {
     let base = tiles(p);
     let mut v = vec![base];
-    v.push(Tiles { stages: base.stages + 1, ..base });
-    v.push(Tiles { stages: base.stages + 2, ..base });
-    v.push(Tiles { bk: base.bk * 2, ..base });
-    v.push(Tiles { bk: base.bk * 2, stages: 2, ..base });
-    v.push(Tiles { min_blocks: 1, ..base });
-    v.push(Tiles { min_blocks: 3, ..base });
+    v.push(WarpTiles { stages: base.stages + 1, ..base });
+    v.push(WarpTiles { stages: base.stages + 2, ..base });
+    v.push(WarpTiles { bk: base.bk * 2, ..base });
+    v.push(WarpTiles { bk: base.bk * 2, stages: 2, ..base });
+    v.push(WarpTiles { min_blocks: 1, ..base });
+    v.push(WarpTiles { min_blocks: 3, ..base });
     match p {
         Precision::F64 => {
-            v.push(Tiles { bm: 128, bn: 64, ..base });
-            v.push(Tiles { bm: 128, bn: 128, wm: 64, wn: 32, ..base });
-            v.push(Tiles { bm: 64, bn: 128, wm: 32, wn: 64, ..base });
-            v.push(Tiles { bm: 128, bn: 128, wm: 32, wn: 64, min_blocks: 1, ..base });
+            v.push(WarpTiles { bm: 128, bn: 64, ..base });
+            v.push(WarpTiles { bm: 128, bn: 128, wm: 64, wn: 32, ..base });
+            v.push(WarpTiles { bm: 64, bn: 128, wm: 32, wn: 64, ..base });
+            v.push(WarpTiles { bm: 128, bn: 128, wm: 32, wn: 64, min_blocks: 1, ..base });
         }
         _ => {
-            v.push(Tiles { bm: 128, bn: 256, ..base });
-            v.push(Tiles { bm: 256, bn: 128, ..base });
-            v.push(Tiles { bm: 128, bn: 256, min_blocks: 1, ..base });
-            v.push(Tiles { wm: 32, wn: 64, ..base });
-            v.push(Tiles { bm: 128, bn: 256, wm: 64, wn: 64, stages: 4, min_blocks: 1, ..base });
+            v.push(WarpTiles { bm: 128, bn: 256, ..base });
+            v.push(WarpTiles { bm: 256, bn: 128, ..base });
+            v.push(WarpTiles { bm: 128, bn: 256, min_blocks: 1, ..base });
+            v.push(WarpTiles { wm: 32, wn: 64, ..base });
+            v.push(WarpTiles { bm: 128, bn: 256, wm: 64, wn: 64, stages: 4, min_blocks: 1, ..base });
         }
     }
     v.into_iter()

@@ -3,22 +3,24 @@
 
 use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
 
-pub use common::step::Tiles;
+pub use common::launch::WarpTiles;
 
 // ANCHOR: tiles
 /// The tiles per precision (chosen with `examples/tune.rs`, see notes/step07.md). FP16 and
 /// TF32: 128x128 per block, four warps of 64x64 (16 fragments each, so every fragment
 /// loaded from shared memory feeds four products), 32 elements of K per stage. FP64: the
 /// tensor cores are 16x slower, so a 64x64 block of four 32x32 warps already keeps them busy.
-pub const fn tiles(p: Precision) -> Tiles {
+pub const fn tiles(p: Precision) -> WarpTiles {
     match p {
         Precision::F16 | Precision::Bf16 => {
-            Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 64, stages: 5, min_blocks: 2 }
+            WarpTiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 64, stages: 5, min_blocks: 2 }
         }
         Precision::Tf32 | Precision::Tf32x3 => {
-            Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 64, stages: 3, min_blocks: 2 }
+            WarpTiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 64, stages: 3, min_blocks: 2 }
         }
-        Precision::F64 | Precision::F32 => Tiles { bm: 64, bn: 64, bk: 32, wm: 32, wn: 32, stages: 2, min_blocks: 2 },
+        Precision::F64 | Precision::F32 => {
+            WarpTiles { bm: 64, bn: 64, bk: 32, wm: 32, wn: 32, stages: 2, min_blocks: 2 }
+        }
     }
 }
 // ANCHOR_END: tiles
@@ -28,7 +30,7 @@ pub const fn tiles(p: Precision) -> Tiles {
 /// start 16-byte aligned: K and N multiples of 16 bytes' worth of elements. EDGE = 0 when
 /// the tiles divide M, N and K. Shared memory: STAGES (A tile, B tile) pairs with padded
 /// rows, or the epilogue's staging of C, whichever is larger.
-pub fn launch_with(s: &Shape, p: Precision, t: Tiles) -> Launch {
+pub fn launch_with(s: &Shape, p: Precision, t: WarpTiles) -> Launch {
     let (elem, out) = (p.input().bytes(), p.output().bytes());
     let chunk = 16 / elem;
     let vec = s.k % chunk == 0 && s.n % chunk == 0;

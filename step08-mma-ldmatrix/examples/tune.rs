@@ -12,47 +12,47 @@
 use common::cli::with_defines;
 use common::tune::Candidate;
 use common::{Precision, Shape};
-use step08_mma_ldmatrix::{Tiles, VARIANTS, launch_with, tiles};
+use step08_mma_ldmatrix::{VARIANTS, WarpTiles, launch_with, tiles};
 
 /// Candidates per precision: the chosen tiles first, then one change at a time.
 fn candidates(p: Precision) -> Vec<Candidate> {
     let base = tiles(p);
-    let t = |t: Tiles| (t, vec![]);
-    let mut v: Vec<(Tiles, Vec<(&'static str, i64)>)> = vec![t(base)];
+    let t = |t: WarpTiles| (t, vec![]);
+    let mut v: Vec<(WarpTiles, Vec<(&'static str, i64)>)> = vec![t(base)];
     // A candidate that needs more shared memory than the GPU has gets a row saying so.
     for stages in [base.stages - 1, base.stages + 1].into_iter().filter(|&s| s >= 2) {
-        v.push(t(Tiles { stages, ..base }));
+        v.push(t(WarpTiles { stages, ..base }));
     }
     match p {
         Precision::F16 | Precision::Bf16 => {
-            v.push(t(Tiles { bm: 128, bn: 256, ..base }));
+            v.push(t(WarpTiles { bm: 128, bn: 256, ..base }));
             // Half as many barriers: K-tiles of 128 in two stages (192 KiB).
-            v.push(t(Tiles { bk: 128, stages: 2, ..base }));
+            v.push(t(WarpTiles { bk: 128, stages: 2, ..base }));
         }
-        Precision::Tf32 => v.push(t(Tiles { bk: 64, stages: 2, ..base })),
+        Precision::Tf32 => v.push(t(WarpTiles { bk: 64, stages: 2, ..base })),
         Precision::Tf32x3 => {
             // The other warp tile as large (32 x 64), step 8's first 32 x 32 (alone and two blocks
             // per SM), and deeper K-tiles (fewer barriers and sums of the K-tile accumulator).
-            v.push(t(Tiles { bm: 64, bn: 256, wm: 32, wn: 64, ..base }));
-            v.push(t(Tiles { bm: 64, wm: 32, ..base }));
-            v.push(t(Tiles { bm: 64, wm: 32, min_blocks: 2, ..base }));
-            v.push(t(Tiles { bk: 64, ..base }));
+            v.push(t(WarpTiles { bm: 64, bn: 256, wm: 32, wn: 64, ..base }));
+            v.push(t(WarpTiles { bm: 64, wm: 32, ..base }));
+            v.push(t(WarpTiles { bm: 64, wm: 32, min_blocks: 2, ..base }));
+            v.push(t(WarpTiles { bk: 64, ..base }));
         }
         _ => {
-            v.push(t(Tiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, stages: 2, ..base }));
-            v.push(t(Tiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, ..base }));
+            v.push(t(WarpTiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, stages: 2, ..base }));
+            v.push(t(WarpTiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, ..base }));
         }
     }
     if matches!(p, Precision::F16 | Precision::Bf16 | Precision::Tf32) {
         // More warps to hide latency: four per scheduler (16 warps of 64 x 32 in a 256 x 128 block;
         // 128 registers, so one fragment set), or two 128 x 128 blocks per SM (a barrier stops
         // only half the warps).
-        let more_warps = Tiles { bm: 256, bn: 128, wn: 32, ..base };
+        let more_warps = WarpTiles { bm: 256, bn: 128, wn: 32, ..base };
         v.push((more_warps, vec![("FRAG_SETS", 1)]));
         if p != Precision::Tf32 {
-            v.push((Tiles { stages: 4, ..more_warps }, vec![("FRAG_SETS", 1)]));
+            v.push((WarpTiles { stages: 4, ..more_warps }, vec![("FRAG_SETS", 1)]));
         }
-        v.push(t(Tiles { bm: 128, bn: 128, min_blocks: 2, ..base }));
+        v.push(t(WarpTiles { bm: 128, bn: 128, min_blocks: 2, ..base }));
     }
     // The pipeline's knobs, one at a time (kernel.cu: COPY_STEPS, FRAG_SETS).
     // COPY_STEPS: one part instead of one per k-step but the last (3xTF32 the other way round:

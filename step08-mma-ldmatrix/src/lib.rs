@@ -4,24 +4,26 @@
 
 use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
 
-pub use common::step::Tiles;
+pub use common::launch::WarpTiles;
 
 // ANCHOR: tiles
 /// The tiles per precision (chosen with `examples/tune.rs`, see notes/step08.md). Every row of
 /// a shared tile is a multiple of 128 bytes (the swizzle permutes the chunks of a 128-byte line):
 /// BK is 64 for 16-bit inputs and 32 for 4- and 8-byte ones.
-pub const fn tiles(p: Precision) -> Tiles {
+pub const fn tiles(p: Precision) -> WarpTiles {
     match p {
         Precision::F16 | Precision::Bf16 => {
-            Tiles { bm: 256, bn: 128, bk: 64, wm: 64, wn: 64, stages: 3, min_blocks: 1 }
+            WarpTiles { bm: 256, bn: 128, bk: 64, wm: 64, wn: 64, stages: 3, min_blocks: 1 }
         }
-        Precision::Tf32 => Tiles { bm: 128, bn: 256, bk: 32, wm: 64, wn: 64, stages: 3, min_blocks: 1 },
+        Precision::Tf32 => WarpTiles { bm: 128, bn: 256, bk: 32, wm: 64, wn: 64, stages: 3, min_blocks: 1 },
         // Twice the fragments (big and small parts) and two accumulators (a K-tile's products, and
         // the FP32 sum of the tiles) in registers: 64 x 32 warp tiles (fewer elements split per
         // mma than 32 x 32), the largest that fit without spilling on sm_80 and sm_90.
-        Precision::Tf32x3 => Tiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 32, stages: 3, min_blocks: 1 },
+        Precision::Tf32x3 => WarpTiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 32, stages: 3, min_blocks: 1 },
         // Fragments of 8-byte numbers: 32 x 32 warp tiles keep a K-tile of 32 within the registers.
-        Precision::F64 | Precision::F32 => Tiles { bm: 64, bn: 128, bk: 32, wm: 32, wn: 32, stages: 3, min_blocks: 1 },
+        Precision::F64 | Precision::F32 => {
+            WarpTiles { bm: 64, bn: 128, bk: 32, wm: 32, wn: 32, stages: 3, min_blocks: 1 }
+        }
     }
 }
 // ANCHOR_END: tiles
@@ -43,7 +45,7 @@ pub const fn prec_code(p: Precision) -> i64 {
 /// start 16-byte aligned: K and N multiples of 16 bytes' worth of elements. EDGE = 0 when the
 /// tiles divide M, N and K. Shared memory: STAGES (A tile, B tile) pairs, unpadded (3xTF32: A's
 /// big and small parts, and B).
-pub fn launch_with(s: &Shape, p: Precision, t: Tiles) -> Launch {
+pub fn launch_with(s: &Shape, p: Precision, t: WarpTiles) -> Launch {
     let elem = p.input().bytes();
     let chunk = 16 / elem;
     let vec = s.k % chunk == 0 && s.n % chunk == 0;

@@ -6,24 +6,24 @@
 
 use common::tune::Candidate;
 use common::{Precision, Shape};
-use step09_wgmma_tma::{Tiles, VARIANTS, launch_with, tiles};
+use step09_wgmma_tma::{ClusterTiles, VARIANTS, launch_with, tiles};
 
 /// Candidates per precision: the chosen tiles first, then one change at a time.
 fn candidates(p: Precision) -> Vec<Candidate> {
     let base = tiles(p);
     let mut v = vec![
         base,
-        Tiles { halves: false, ..base },
-        Tiles { persistent: false, ..base },
-        Tiles { persistent: false, group: 1, ..base },
-        Tiles { group: 1, ..base },
-        Tiles { group: 4, ..base },
-        Tiles { group: 16, ..base },
-        Tiles { cluster: 1, ..base },
-        Tiles { stages: base.stages - 1, ..base },
+        ClusterTiles { halves: false, ..base },
+        ClusterTiles { persistent: false, ..base },
+        ClusterTiles { persistent: false, group: 1, ..base },
+        ClusterTiles { group: 1, ..base },
+        ClusterTiles { group: 4, ..base },
+        ClusterTiles { group: 16, ..base },
+        ClusterTiles { cluster: 1, ..base },
+        ClusterTiles { stages: base.stages - 1, ..base },
     ];
     if p != Precision::Tf32x3 {
-        v.push(Tiles { bn: 128, stages: 6, ..base });
+        v.push(ClusterTiles { bn: 128, stages: 6, ..base });
     }
     v.into_iter()
         .map(|t| {

@@ -4,12 +4,12 @@
 //! by TMA multicast. FP16, BF16, TF32 and 3xTF32; sm_90a only.
 
 use common::hopper::{self, TMA_ALIGN, arg, copy_pitched, tensor_map};
-use common::step::HostCall;
+use common::host::HostCall;
 use common::{Launch, Precision, Result, Shape, Step, ceil_div, kernel_source};
 
 /// Block tile, pipeline depth and cluster, passed to the kernel as compile-time defines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tiles {
+pub struct ClusterTiles {
     /// C tile of a block: BM rows (64 per consumer warpgroup) by BN columns (one wgmma's N).
     pub bm: usize,
     pub bn: usize,
@@ -29,12 +29,12 @@ pub struct Tiles {
 /// The tiles per precision (chosen with `examples/tune.rs`, see notes/step09.md): two consumer
 /// warpgroups of 64 x 256 and two blocks per cluster; 3xTF32 keeps two B planes per stage, so
 /// its tiles are 128 wide.
-pub const fn tiles(p: Precision) -> Tiles {
+pub const fn tiles(p: Precision) -> ClusterTiles {
     match p {
         Precision::Tf32x3 => {
-            Tiles { bm: 128, bn: 128, stages: 4, cluster: 2, group: 8, persistent: true, halves: true }
+            ClusterTiles { bm: 128, bn: 128, stages: 4, cluster: 2, group: 8, persistent: true, halves: true }
         }
-        _ => Tiles { bm: 128, bn: 256, stages: 4, cluster: 2, group: 8, persistent: true, halves: true },
+        _ => ClusterTiles { bm: 128, bn: 256, stages: 4, cluster: 2, group: 8, persistent: true, halves: true },
     }
 }
 // ANCHOR_END: tiles
@@ -51,7 +51,7 @@ pub const fn prec_code(p: Precision) -> i64 {
 }
 
 /// Bytes of one ring buffer: an A tile (BM rows of 128 bytes) and a B tile (BN x BK, twice for 3xTF32).
-pub fn stage_bytes(p: Precision, t: Tiles) -> usize {
+pub fn stage_bytes(p: Precision, t: ClusterTiles) -> usize {
     let planes = if p == Precision::Tf32x3 { 2 } else { 1 };
     128 * (t.bm + t.bn * planes)
 }
@@ -59,7 +59,7 @@ pub fn stage_bytes(p: Precision, t: Tiles) -> usize {
 /// Whether the kernel cuts the jobs of a persistent grid's last turn into two halves of BN / 2
 /// columns, so that it takes half as long: FP16 and BF16 (TF32's K loop has no registers for a
 /// second copy), with whole 64-column boxes of B per block of the cluster.
-pub fn halves(p: Precision, t: Tiles) -> bool {
+pub fn halves(p: Precision, t: ClusterTiles) -> bool {
     t.persistent && t.halves && matches!(p, Precision::F16 | Precision::Bf16) && (t.bn / 2) % (64 * t.cluster) == 0
 }
 
@@ -69,7 +69,7 @@ pub fn halves(p: Precision, t: Tiles) -> bool {
 /// clusters the GPU holds at once (`run`). 128 threads per consumer warpgroup plus the
 /// producer's 128. BK: one 128-byte row of K. EDGE = 0 when the tiles (and clusters) divide M
 /// and N; VEC: rows of C are 8-byte aligned (N even).
-pub fn launch_with(s: &Shape, p: Precision, t: Tiles) -> Launch {
+pub fn launch_with(s: &Shape, p: Precision, t: ClusterTiles) -> Launch {
     let bk = 128 / p.input().bytes();
     let jobs = ceil_div(ceil_div(s.m, t.bm), t.cluster) * ceil_div(s.n, t.bn);
     let edge = !(s.m % (t.bm * t.cluster) == 0 && s.n % t.bn == 0);
@@ -99,7 +99,7 @@ pub fn launch_with(s: &Shape, p: Precision, t: Tiles) -> Launch {
 /// write B^T (rounded to TF32; and its small parts) with `prepare_b`: wgmma reads 32-bit
 /// operands K-major only.
 fn run(call: &mut HostCall<'_>) -> Result<()> {
-    let (p, gpu, launch) = (call.step.precision, call.gpu, call.launch);
+    let (p, gpu, launch) = (call.precision, call.gpu, call.launch);
     let Shape { m, n, k } = call.gemm.shape;
     let elem = p.input();
     let w = elem.bytes();

@@ -5,13 +5,13 @@
 //! kernel's error (the figures of `notes/precision.md`). Without NVRTC the compile trials are
 //! ignored, without a GPU the rest.
 
+use common::check::{Prepared, Verified};
 use common::cli::with_defines;
 use common::compile::compile;
 use common::device::{Gpu, nvrtc_present};
-use common::measure::{Prepared, Verified};
 use common::probe::probes;
 use common::reference::Cublas;
-use common::step::Runner;
+use common::runner::Runner;
 use common::testing::probe_verdict;
 use common::{Gemm, KernelSource, Precision, Shape, Step, data};
 use libtest_mimic::{Arguments, Failed, Trial};

@@ -4,105 +4,11 @@
 //! written; it fails when a generated file is stale, when a kernel changed after its recorded
 //! results (source hash), or when an `{{#include}}` of the book or its anchor does not resolve.
 
+use crate::results::{HEADLINE, Results, number, shape_name};
 use common::Precision;
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
-
-/// The shape the ladder table and the bar chart use.
-pub const HEADLINE: (u64, u64, u64) = (4096, 4096, 4096);
-
-/// One recorded results file.
-pub struct Results {
-    pub slug: String,
-    pub doc: Value,
-}
-
-impl Results {
-    pub(crate) fn runs(&self) -> impl Iterator<Item = &Value> {
-        self.doc["runs"].as_array().into_iter().flatten()
-    }
-
-    pub(crate) fn run(&self, step: &str, shape: (u64, u64, u64)) -> Option<&Value> {
-        self.runs().find(|r| r["step"] == step && shape_of(r) == shape)
-    }
-
-    /// The FP32 steps (the SGEMM ladder) in registry order, as recorded.
-    pub(crate) fn steps(&self) -> Vec<&'static str> {
-        steps::ALL
-            .iter()
-            .filter(|s| s.precision == Precision::F32)
-            .map(|s| s.name)
-            .filter(|n| self.runs().any(|r| r["step"] == *n))
-            .collect()
-    }
-
-    /// The tensor-core steps (step 7 in each precision), as recorded: (id, precision).
-    pub(crate) fn tensor_steps(&self) -> Vec<(String, Precision)> {
-        steps::ALL
-            .iter()
-            .filter(|s| s.precision != Precision::F32)
-            .map(|s| (s.id(), s.precision))
-            .filter(|(id, _)| self.runs().any(|r| r["step"] == id.as_str()))
-            .collect()
-    }
-
-    /// The cuBLAS SGEMM run at `shape` (every FP32 step's record carries it; the first one's).
-    pub(crate) fn sgemm_run(&self, shape: (u64, u64, u64)) -> Option<&Value> {
-        self.run(self.steps().first().copied().unwrap_or(""), shape)
-    }
-
-    /// Shapes in recorded order, without repeats.
-    pub(crate) fn shapes(&self) -> Vec<(u64, u64, u64)> {
-        let mut v: Vec<(u64, u64, u64)> = Vec::new();
-        for r in self.runs() {
-            if !v.contains(&shape_of(r)) {
-                v.push(shape_of(r));
-            }
-        }
-        v
-    }
-
-    pub(crate) fn gpu(&self, key: &str) -> &Value {
-        &self.doc["gpu"][key]
-    }
-}
-
-fn shape_of(r: &Value) -> (u64, u64, u64) {
-    (r["m"].as_u64().unwrap_or(0), r["n"].as_u64().unwrap_or(0), r["k"].as_u64().unwrap_or(0))
-}
-
-fn shape_name((m, n, k): (u64, u64, u64)) -> String {
-    if m == n && n == k { format!("{m}³") } else { format!("{m}x{n}x{k}") }
-}
-
-pub(crate) fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(f64::NAN)
-}
-
-/// "step05-threadtile-float4" -> "05".
-pub(crate) fn number(step: &str) -> &str {
-    step.trim_start_matches("step").split('-').next().unwrap_or(step)
-}
-
-pub fn load_results(root: &Path) -> Result<Vec<Results>, String> {
-    let dir = root.join("results");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|p| {
-            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            let doc = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?;
-            Ok(Results { slug: p.file_stem().unwrap_or_default().to_string_lossy().into_owned(), doc })
-        })
-        .collect()
-}
 
 /// Every generated file, path relative to `book/src/generated/`, and its contents.
 pub fn generate(all: &[Results]) -> Result<BTreeMap<String, String>, String> {
@@ -127,7 +33,7 @@ pub fn generate(all: &[Results]) -> Result<BTreeMap<String, String>, String> {
 }
 
 fn summary(r: &Results) -> String {
-    let cublas = r.sgemm_run(HEADLINE).map(|x| f(&x["cublas_gflops"])).unwrap_or(f64::NAN);
+    let cublas = r.sgemm_run(HEADLINE).map(|x| x.cublas_gflops).unwrap_or(f64::NAN);
     format!(
         "Measured on one **{}** (compute capability {}, {} SMs, driver CUDA {}), NVRTC {}, cuBLAS {} ({}), \
          on {} with `cargo xtask sweep`; every run verified against cuBLAS and a float64 CPU reference.\n\n\
@@ -136,18 +42,18 @@ fn summary(r: &Results) -> String {
          | cuBLAS SGEMM at 4096³, same sweep | {:.1} TFLOP/s |\n\
          | DRAM bandwidth, datasheet (from the device) | {:.0} GB/s |\n\
          | device-to-device copy, measured (read + write) | {:.0} GB/s |\n",
-        r.gpu("name").as_str().unwrap_or("?"),
-        r.gpu("compute_capability").as_str().unwrap_or("?"),
-        r.gpu("sms"),
-        r.gpu("driver_cuda_version").as_str().unwrap_or("?"),
-        r.doc["nvrtc_version"].as_str().unwrap_or("?"),
-        r.doc["cublas_version"],
-        r.doc["cublas_math"].as_str().unwrap_or("?"),
-        r.doc["date"].as_str().unwrap_or("?"),
-        f(r.gpu("peak_fp32_gflops")) / 1e3,
+        r.sweep.gpu.name,
+        r.sweep.gpu.compute_capability,
+        r.sweep.gpu.sms,
+        r.sweep.gpu.driver_cuda_version,
+        r.sweep.nvrtc_version,
+        r.sweep.cublas_version,
+        r.sweep.cublas_math,
+        r.sweep.date,
+        r.sweep.gpu.peak_fp32_gflops / 1e3,
         cublas / 1e3,
-        f(r.gpu("peak_dram_gbs")),
-        f(r.gpu("measured_copy_gbs")),
+        r.sweep.gpu.peak_dram_gbs,
+        r.sweep.gpu.measured_copy_gbs,
     )
 }
 
@@ -159,22 +65,22 @@ fn ladder(r: &Results) -> String {
     let mut prev: Option<f64> = None;
     for step in r.steps() {
         let Some(x) = r.run(step, HEADLINE) else { continue };
-        let t = f(&x["time_ms"]);
+        let t = x.time_ms;
         let speedup = prev.map(|p| format!("{:.2}x", p / t)).unwrap_or_else(|| "-".into());
         let _ = writeln!(
             s,
             "| {step} | {t:.3} | {:.0} | {:.1}% | {speedup} | {} | {} | {} | {:.1e} |",
-            f(&x["gflops"]),
-            f(&x["pct_of_cublas"]),
-            x["registers"],
-            f(&x["static_smem_bytes"]) + f(&x["dynamic_smem_bytes"]),
-            x["spill_bytes"],
-            f(&x["rel_err_vs_cpu"]),
+            x.gflops,
+            x.pct_of_cublas,
+            x.registers,
+            x.static_smem_bytes + x.dynamic_smem_bytes,
+            x.spill_bytes,
+            x.rel_err_vs_cpu,
         );
         prev = Some(t);
     }
     if let Some(x) = r.sgemm_run(HEADLINE) {
-        let _ = writeln!(s, "| cuBLAS | {:.3} | {:.0} | 100% | | | | | |", f(&x["cublas_ms"]), f(&x["cublas_gflops"]));
+        let _ = writeln!(s, "| cuBLAS | {:.3} | {:.0} | 100% | | | | | |", x.cublas_ms, x.cublas_gflops);
     }
     s
 }
@@ -190,26 +96,26 @@ fn tensor(r: &Results) -> String {
          registers | shared memory (B) | spills (B) |\n\
          |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
-    let sgemm = |shape| r.sgemm_run(shape).map(|x| f(&x["cublas_gflops"]));
+    let sgemm = |shape| r.sgemm_run(shape).map(|x| x.cublas_gflops);
     for (id, p) in r.tensor_steps() {
         for shape in [(1024, 1024, 1024), (2048, 2048, 2048), HEADLINE, (8192, 8192, 8192), (4096, 11008, 4096)] {
             let Some(x) = r.run(&id, shape) else { continue };
-            let vs_sgemm = sgemm(shape).map_or("-".to_string(), |g| format!("{:.1}x", f(&x["gflops"]) / g));
-            let fastest = x["pct_of_fastest_cublas"].as_f64().map_or("-".to_string(), |v| format!("{v:.1}%"));
+            let vs_sgemm = sgemm(shape).map_or("-".to_string(), |g| format!("{:.1}x", x.gflops / g));
+            let fastest = x.pct_of_fastest_cublas.map_or("-".to_string(), |v| format!("{v:.1}%"));
             let _ = writeln!(
                 s,
                 "| {} | {p} | {} | {:.3} | {:.1} | {:.1} | {:.1}% | {fastest} | {vs_sgemm} | {:.1e} | {:.1e} | {} | {} | {} |",
                 number(&id),
                 shape_name(shape),
-                f(&x["time_ms"]),
-                f(&x["gflops"]) / 1e3,
-                f(&x["cublas_gflops"]) / 1e3,
-                f(&x["pct_of_cublas"]),
-                f(&x["rel_err_vs_cpu"]),
-                f(&x["rel_err_vs_exact"]),
-                x["registers"],
-                f(&x["static_smem_bytes"]) + f(&x["dynamic_smem_bytes"]),
-                x["spill_bytes"],
+                x.time_ms,
+                x.gflops / 1e3,
+                x.cublas_gflops / 1e3,
+                x.pct_of_cublas,
+                x.rel_err_vs_cpu,
+                x.rel_err_vs_exact,
+                x.registers,
+                x.static_smem_bytes + x.dynamic_smem_bytes,
+                x.spill_bytes,
             );
         }
     }
@@ -245,8 +151,8 @@ fn gflops_row(r: &Results, steps: &[&str], shape: (u64, u64, u64), pct_digits: u
     for st in steps {
         match r.run(st, shape) {
             Some(x) => {
-                cublas = f(&x["cublas_gflops"]);
-                let _ = write!(row, " {:.0} ({:.pct_digits$}%) |", f(&x["gflops"]), f(&x["pct_of_cublas"]));
+                cublas = x.cublas_gflops;
+                let _ = write!(row, " {:.0} ({:.pct_digits$}%) |", x.gflops, x.pct_of_cublas);
             }
             None => row += " - |",
         }
@@ -263,21 +169,21 @@ fn per_step(r: &Results, step: &str) -> String {
     let mut variants: Vec<(String, Vec<String>)> = Vec::new();
     for shape in r.shapes() {
         let Some(x) = r.run(step, shape) else { continue };
-        let grid: Vec<String> = x["grid"].as_array().into_iter().flatten().map(|v| v.to_string()).collect();
+        let grid: Vec<String> = x.grid.iter().map(|v| v.to_string()).collect();
         let _ = writeln!(
             s,
             "| {} | {:.3} | {:.0} | {:.0} | {:.1}% | {:.1e} | {} | {} | {} |",
             shape_name(shape),
-            f(&x["time_ms"]),
-            f(&x["gflops"]),
-            f(&x["cublas_gflops"]),
-            f(&x["pct_of_cublas"]),
-            f(&x["rel_err_vs_cpu"]),
-            x["registers"],
-            f(&x["static_smem_bytes"]) + f(&x["dynamic_smem_bytes"]),
+            x.time_ms,
+            x.gflops,
+            x.cublas_gflops,
+            x.pct_of_cublas,
+            x.rel_err_vs_cpu,
+            x.registers,
+            x.static_smem_bytes + x.dynamic_smem_bytes,
             grid.join("x"),
         );
-        let defines: Vec<&str> = x["defines"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        let defines: Vec<&str> = x.defines.iter().map(String::as_str).collect();
         let key = if defines.is_empty() { "no defines".to_string() } else { format!("`{}`", defines.join(" ")) };
         match variants.iter_mut().find(|(k, _)| *k == key) {
             Some((_, shapes)) => shapes.push(shape_name(shape)),
@@ -298,11 +204,11 @@ fn readme_table(r: &Results) -> String {
         "`cargo xtask sweep` on one {} ({} SMs, driver CUDA {}, cuBLAS {} with TF32 off), {}, alpha 1,\n\
          beta 0: GFLOP/s, with the percentage of cuBLAS measured in the same run. Generated from\n\
          [`results/{}.json`](results/{}.json) by `cargo xtask book`.\n\n| shape |",
-        r.gpu("name").as_str().unwrap_or("?"),
-        r.gpu("sms"),
-        r.gpu("driver_cuda_version").as_str().unwrap_or("?"),
-        r.doc["cublas_version"],
-        r.doc["date"].as_str().unwrap_or("?"),
+        r.sweep.gpu.name,
+        r.sweep.gpu.sms,
+        r.sweep.gpu.driver_cuda_version,
+        r.sweep.cublas_version,
+        r.sweep.date,
         r.slug,
         r.slug,
     );
@@ -336,19 +242,13 @@ fn step_readme_line(r: &Results, step: &str) -> String {
         if let Some(x) = r.run(step, (n, n, n)) {
             parts.push(format!(
                 "{:.0} GFLOP/s at {} ({:.1}% of cuBLAS)",
-                f(&x["gflops"]),
+                x.gflops,
                 shape_name((n, n, n)),
-                f(&x["pct_of_cublas"])
+                x.pct_of_cublas
             ));
         }
     }
-    format!(
-        "On one {} ({} sweep, `results/{}.json`): {}.\n",
-        r.gpu("name").as_str().unwrap_or("?"),
-        r.doc["date"].as_str().unwrap_or("?"),
-        r.slug,
-        parts.join(", ")
-    )
+    format!("On one {} ({} sweep, `results/{}.json`): {}.\n", r.sweep.gpu.name, r.sweep.date, r.slug, parts.join(", "))
 }
 
 /// One sentence for a tensor-core step's README: each precision at 4096³ against cuBLAS in that
@@ -362,21 +262,16 @@ fn tensor_readme_line(r: &Results, name: &str) -> String {
             r.run(id, HEADLINE).map(|x| {
                 let reference =
                     if *p == Precision::Tf32x3 { "cuBLAS SGEMM".to_string() } else { format!("cuBLAS {p}") };
-                let fastest = x["pct_of_fastest_cublas"]
-                    .as_f64()
-                    .map_or(String::new(), |v| format!(", {v:.1}% of the fastest cuBLAS"));
-                format!(
-                    "{p} {:.1} TFLOP/s ({:.1}% of {reference}{fastest})",
-                    f(&x["gflops"]) / 1e3,
-                    f(&x["pct_of_cublas"])
-                )
+                let fastest =
+                    x.pct_of_fastest_cublas.map_or(String::new(), |v| format!(", {v:.1}% of the fastest cuBLAS"));
+                format!("{p} {:.1} TFLOP/s ({:.1}% of {reference}{fastest})", x.gflops / 1e3, x.pct_of_cublas)
             })
         })
         .collect();
     format!(
         "on one {} ({} sweep, `results/{}.json`), at 4096³: {}.\n",
-        r.gpu("name").as_str().unwrap_or("?"),
-        r.doc["date"].as_str().unwrap_or("?"),
+        r.sweep.gpu.name,
+        r.sweep.date,
         r.slug,
         parts.join(", ")
     )
@@ -425,7 +320,7 @@ pub fn stale_hashes(all: &[Results]) -> Vec<String> {
     let mut problems = Vec::new();
     for r in all {
         for step in steps::ALL {
-            match r.doc["kernel_hashes"][step.id()].as_str() {
+            match r.sweep.kernel_hashes.get(&step.id()).map(String::as_str) {
                 Some(h) if h == step.kernel.hash() => {}
                 Some(_) => problems.push(format!(
                     "{}: {} changed after these results were recorded; re-run `cargo xtask sweep` on that GPU",
@@ -511,7 +406,7 @@ fn collect_md(dir: &Path, out: &mut Vec<PathBuf>) {
 
 pub fn run(check: bool) -> Result<(), String> {
     let root = crate::bundle::root();
-    let all = load_results(&root)?;
+    let all = crate::results::load_all(&root)?;
     let generated = root.join("book/src/generated");
     let files = generate(&all)?;
     let mut problems = stale_hashes(&all);

@@ -6,6 +6,7 @@ mod bundle;
 mod cubin;
 mod mix;
 mod ptxas;
+mod results;
 mod svg;
 mod sweep;
 

@@ -2,14 +2,18 @@
 //! step and cuBLAS on a sweep of shapes on the GPU, verifies every run, and writes one results
 //! file per GPU model (`results/<gpu>.json`) that the book's tables and charts are made from.
 
+use crate::results::{GpuRecord, Run, SCHEMA, Sweep, write};
+use common::check::Prepared;
 use common::compile::nvrtc_version;
 use common::device::Gpu;
+use common::device::sync;
+use common::lt::time_cublas_configs;
 use common::lt::{CublasConfig, CublasLt};
-use common::measure::{Prepared, TimingPlan, compare_prepared, sync, time_cublas_configs, time_runs};
+use common::matrix::DeviceMatrix;
 use common::reference::{CUBLAS_MATH, Cublas};
-use common::step::{DeviceMatrix, Runner};
+use common::runner::Runner;
+use common::timing::{TimingPlan, compare_prepared, time_runs};
 use common::{Gemm, Precision, Shape, Step, data};
-use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -157,55 +161,71 @@ pub fn run(Args { out, steps: keys, shapes }: Args) -> Result<(), String> {
             if !passed {
                 println!("{}", verified.report(&step.id()));
             }
-            let config_gflops: serde_json::Map<String, Value> =
-                timed.iter().map(|(c, t)| (c.label().to_string(), Value::from(t.gflops(&gemm)))).collect();
-            runs.push(json!({
-                "step": step.id(), "precision": step.precision.label(),
-                "m": shape.m, "n": shape.n, "k": shape.k, "alpha": gemm.alpha, "beta": gemm.beta, "seed": seed,
-                "passed": passed,
-                "time_ms": cmp.kernel.median_ms, "min_ms": cmp.kernel.min_ms, "reps": cmp.kernel.reps,
-                "gflops": cmp.kernel.gflops(&gemm),
-                "cublas_ms": cmp.cublas.median_ms, "cublas_gflops": cmp.cublas.gflops(&gemm),
-                "pct_of_cublas": 100.0 * cmp.ratio(),
+            let config_gflops = timed.iter().map(|(c, t)| (c.label().to_string(), t.gflops(&gemm))).collect();
+            runs.push(Run {
+                step: step.id(),
+                precision: step.precision.label().into(),
+                m: shape.m as u64,
+                n: shape.n as u64,
+                k: shape.k as u64,
+                alpha: gemm.alpha as f64,
+                beta: gemm.beta as f64,
+                seed,
+                passed,
+                time_ms: cmp.kernel.median_ms,
+                min_ms: cmp.kernel.min_ms,
+                reps: cmp.kernel.reps as u64,
+                gflops: cmp.kernel.gflops(&gemm),
+                cublas_ms: cmp.cublas.median_ms,
+                cublas_gflops: cmp.cublas.gflops(&gemm),
+                pct_of_cublas: 100.0 * cmp.ratio(),
                 // FP16, BF16, TF32: every cuBLAS configuration, and the kernel against the fastest.
-                "cublas_configs": config_gflops,
-                "fastest_cublas": fastest.map(|(c, _)| c.label()),
-                "fastest_cublas_gflops": fastest.map(|(_, t)| t.gflops(&gemm)),
-                "pct_of_fastest_cublas": fastest.map(|(_, t)| 100.0 * t.median_ms / cmp.kernel.median_ms),
-                "rel_err_vs_cpu": verified.vs_cpu.rel_frobenius, "rel_err_vs_cublas": verified.vs_cublas.rel_frobenius,
-                // FP16 and TF32: the error against the exact product of the unrounded FP32 inputs.
-                "rel_err_vs_exact": verified.vs_exact.as_ref().map_or(verified.vs_cpu.rel_frobenius, |x| x.rel_frobenius),
-                "worst_elem_ratio_vs_cpu": verified.vs_cpu.worst_ratio,
-                "registers": resources.registers, "static_smem_bytes": resources.smem_bytes,
-                "dynamic_smem_bytes": launch.dynamic_smem_bytes, "local_bytes": resources.stack_bytes,
-                "spill_bytes": resources.spills(),
-                "threads_per_block": launch.threads_per_block(), "grid": [launch.grid.0, launch.grid.1, launch.grid.2],
-                "defines": launch.defines.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>(),
-            }));
+                cublas_configs: config_gflops,
+                fastest_cublas: fastest.map(|(c, _)| c.label().to_string()),
+                fastest_cublas_gflops: fastest.map(|(_, t)| t.gflops(&gemm)),
+                pct_of_fastest_cublas: fastest.map(|(_, t)| 100.0 * t.median_ms / cmp.kernel.median_ms),
+                rel_err_vs_cpu: verified.vs_cpu.rel_frobenius,
+                rel_err_vs_cublas: verified.vs_cublas.rel_frobenius,
+                // FP16, BF16 and TF32: the error against the exact product of the unrounded FP32 inputs.
+                rel_err_vs_exact: verified.vs_exact.as_ref().map_or(verified.vs_cpu.rel_frobenius, |x| x.rel_frobenius),
+                worst_elem_ratio_vs_cpu: verified.vs_cpu.worst_ratio,
+                registers: resources.registers,
+                static_smem_bytes: resources.smem_bytes,
+                dynamic_smem_bytes: launch.dynamic_smem_bytes,
+                local_bytes: resources.stack_bytes,
+                spill_bytes: resources.spills(),
+                threads_per_block: launch.threads_per_block(),
+                grid: [launch.grid.0, launch.grid.1, launch.grid.2],
+                defines: launch.defines.iter().map(|(n, v)| format!("{n}={v}")).collect(),
+            });
         }
     }
     let n_runs = runs.len();
-    let hashes: serde_json::Map<String, Value> = steps.iter().map(|s| (s.id(), Value::from(s.kernel.hash()))).collect();
-    let doc = json!({
-        "tool": "cargo xtask sweep",
-        "date": today(),
-        "gpu": {
-            "name": gpu.name, "compute_capability": format!("{}.{}", gpu.cc.0, gpu.cc.1), "sms": gpu.sms,
-            "sm_clock_khz": gpu.clock_khz, "l2_bytes": gpu.l2_bytes,
-            "driver_cuda_version": format!("{}.{}", gpu.driver_version / 1000, (gpu.driver_version % 1000) / 10),
-            "peak_fp32_gflops": gpu.peak_fp32_flops() / 1e9, "peak_dram_gbs": gpu.peak_dram_bytes() / 1e9,
-            "measured_copy_gbs": copy / 1e9,
+    let sweep = Sweep {
+        schema: SCHEMA,
+        tool: "cargo xtask sweep".into(),
+        date: today(),
+        gpu: GpuRecord {
+            name: gpu.name.clone(),
+            compute_capability: format!("{}.{}", gpu.cc.0, gpu.cc.1),
+            driver_cuda_version: format!("{}.{}", gpu.driver_version / 1000, (gpu.driver_version % 1000) / 10),
+            sms: gpu.sms,
+            sm_clock_khz: gpu.clock_khz,
+            l2_bytes: gpu.l2_bytes as u64,
+            peak_fp32_gflops: gpu.peak_fp32_flops() / 1e9,
+            peak_dram_gbs: gpu.peak_dram_bytes() / 1e9,
+            measured_copy_gbs: copy / 1e9,
         },
-        "nvrtc_version": format!("{nv_major}.{nv_minor}"),
-        "cublas_version": cublas.version, "cublas_math": CUBLAS_MATH,
-        "kernel_hashes": hashes,
-        "runs": runs,
-    });
+        nvrtc_version: format!("{nv_major}.{nv_minor}"),
+        cublas_version: cublas.version as i64,
+        cublas_math: CUBLAS_MATH.into(),
+        kernel_hashes: steps.iter().map(|s| (s.id(), s.kernel.hash())).collect(),
+        runs,
+    };
     if let Some(dir) = out.parent() {
         std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
     }
-    std::fs::write(&out, serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n")
-        .map_err(|e| format!("{}: {e}", out.display()))?;
+    write(&out, &sweep)?;
     println!("{} runs ({} failed) in {:.0} s -> {}", n_runs, failures, started.elapsed().as_secs_f64(), out.display());
     if failures > 0 { Err(format!("{failures} runs failed verification")) } else { Ok(()) }
 }

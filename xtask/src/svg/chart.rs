@@ -3,7 +3,7 @@
 //! precision. Output is deterministic (integer coordinates, no system fonts), so
 //! `cargo xtask book --check` can compare it byte for byte.
 
-use crate::book::{HEADLINE, Results, f, number};
+use crate::results::{HEADLINE, Results, number};
 use common::{Gemm, Precision, Shape};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -60,7 +60,7 @@ fn reference(p: Precision) -> Precision {
 fn series(r: &Results) -> Vec<Series> {
     steps::ALL
         .iter()
-        .filter(|s| r.runs().any(|x| x["step"] == s.id().as_str()))
+        .filter(|s| r.runs().any(|x| x.step == s.id().as_str()))
         .map(|s| {
             let n = number(s.name);
             Series {
@@ -98,7 +98,7 @@ fn precisions(all: &[Series]) -> Vec<Precision> {
 fn cublas(r: &Results, all: &[Series], p: Precision, shape: (u64, u64, u64)) -> Option<f64> {
     all.iter()
         .filter(|s| reference(s.precision) == p)
-        .filter_map(|s| r.run(&s.id, shape).map(|x| f(&x["cublas_gflops"])))
+        .filter_map(|s| r.run(&s.id, shape).map(|x| x.cublas_gflops))
         .filter(|g| g.is_finite())
         .fold(None, |best: Option<f64>, g| Some(best.map_or(g, |b| b.max(g))))
 }
@@ -218,7 +218,7 @@ pub fn gflops(r: &Results) -> String {
         .into_iter()
         .filter_map(|s| {
             let x = r.run(&s.id, HEADLINE)?;
-            Some((f(&x["gflops"]), f(&x["cublas_gflops"]), s))
+            Some((x.gflops, x.cublas_gflops, s))
         })
         .map(|(g, c, s)| (s, g, c))
         .collect();
@@ -304,7 +304,7 @@ pub fn scaling(r: &Results) -> String {
             let floor = |members: &[&Series]| {
                 let low = members
                     .iter()
-                    .flat_map(|s| squares.iter().filter_map(|&n| r.run(&s.id, (n, n, n)).map(|x| f(&x["gflops"]))))
+                    .flat_map(|s| squares.iter().filter_map(|&n| r.run(&s.id, (n, n, n)).map(|x| x.gflops)))
                     .fold(1e6, f64::min);
                 10f64.powf(low.log10().floor()).clamp(1.0, 1e5)
             };
@@ -339,11 +339,11 @@ pub fn scaling(r: &Results) -> String {
                 mesh.x_desc("N (log scale)").y_desc("GFLOP/s");
             }
             mesh.draw().map_err(err)?;
-            let points = |id: &str, key: &str| -> Vec<(f64, f64)> {
-                squares.iter().filter_map(|&n| r.run(id, (n, n, n)).map(|x| ((n as f64).log2(), f(&x[key])))).collect()
+            let points = |id: &str| -> Vec<(f64, f64)> {
+                squares.iter().filter_map(|&n| r.run(id, (n, n, n)).map(|x| ((n as f64).log2(), x.gflops))).collect()
             };
             for s in &members {
-                let pts = points(&s.id, "gflops");
+                let pts = points(&s.id);
                 chart.draw_series(LineSeries::new(pts.clone(), s.colour.stroke_width(3))).map_err(err)?;
                 for pt in pts {
                     marker(root, chart.backend_coord(&pt), s.precision, s.colour)?;
@@ -363,8 +363,8 @@ pub fn scaling(r: &Results) -> String {
 /// third of TF32's, for its three products), and every step at 4096³ and at 16 x 11008 x 4096,
 /// at the intensity of its element size: colour for the step, marker for the precision.
 pub fn roofline(r: &Results) -> String {
-    let peak = f(r.gpu("peak_fp32_gflops"));
-    let copy = f(r.gpu("measured_copy_gbs"));
+    let peak = r.sweep.gpu.peak_fp32_gflops;
+    let copy = r.sweep.gpu.measured_copy_gbs;
     let all = series(r);
     let skinny = (16, 11008, 4096);
     let intensity = |(m, n, k): (u64, u64, u64), p: Precision| {
@@ -445,7 +445,7 @@ pub fn roofline(r: &Results) -> String {
         for s in &all {
             for shape in [HEADLINE, skinny] {
                 if let Some(x) = r.run(&s.id, shape) {
-                    points.push(((intensity(shape, s.precision), f(&x["gflops"])), s.precision, s.colour));
+                    points.push(((intensity(shape, s.precision), x.gflops), s.precision, s.colour));
                 }
             }
         }
@@ -461,7 +461,7 @@ pub fn roofline(r: &Results) -> String {
         for (shape, text) in [(HEADLINE, format!("{}³", HEADLINE.0)), (skinny, "16 x 11008 x 4096".to_string())] {
             let lowest = all
                 .iter()
-                .filter_map(|s| r.run(&s.id, shape).map(|x| (intensity(shape, s.precision), f(&x["gflops"]))))
+                .filter_map(|s| r.run(&s.id, shape).map(|x| (intensity(shape, s.precision), x.gflops)))
                 .fold(None, |low: Option<(f64, f64)>, p| Some(low.map_or(p, |l| if p.1 < l.1 { p } else { l })));
             let Some((_, y)) = lowest else { continue };
             let x = chart.backend_coord(&(intensity(shape, Precision::F32), y));
@@ -498,7 +498,7 @@ mod tests {
     fn every_step_is_charted() {
         // plotters writes a text's content on its own line.
         let label = |s: &str| format!(">\n{s}\n<");
-        let all = crate::book::load_results(&crate::bundle::root()).unwrap();
+        let all = crate::results::load_all(&crate::bundle::root()).unwrap();
         for r in &all {
             let (bars, scaling, roof) = (gflops(r), scaling(r), roofline(r));
             let recorded = series(r);

@@ -1,16 +1,15 @@
-//! Verify one run against both references, and time kernels with CUDA events.
+//! Checking a kernel: one problem prepared with both references (cuBLAS and a float64 CPU
+//! product) and the scales of its bounds, a kernel run on a poisoned C, and the verdict.
 
 use crate::data::Inputs;
-use crate::device::Gpu;
-use crate::lt::{CublasConfig, CublasLt};
+use crate::device::{Gpu, sync};
+use crate::matrix::DeviceMatrix;
 use crate::precision::Precision;
 use crate::problem::Gemm;
 use crate::reference::{Cublas, Reference, cpu_reference, reference_rows};
-use crate::step::{DeviceMatrix, Runner};
+use crate::runner::Runner;
 use crate::verify::{Check, Scales, Tolerance, compare};
 use crate::{Error, Result};
-use cudarc::driver::sys::CUevent_flags;
-use std::time::{Duration, Instant};
 
 /// The result of one verified run.
 pub struct Verified {
@@ -46,11 +45,6 @@ impl Verified {
         }
         out
     }
-}
-
-/// Waits for the stream and turns an asynchronous kernel fault into an error naming the kernel.
-pub fn sync(gpu: &Gpu, what: &str) -> Result<()> {
-    gpu.stream.synchronize().map_err(|e| Error::Cuda(format!("{what} failed while running: {e}")))
 }
 
 /// One problem ready to check kernels against: fresh random inputs on the GPU, stored as the
@@ -194,168 +188,4 @@ fn scales_of(gpu: &Gpu, cublas: &Cublas, gemm: &Gemm, a: &[f32], b: &[f32], prod
 pub fn verify(runner: &mut Runner, cublas: &Cublas, gemm: &Gemm, seed: u64) -> Result<Verified> {
     let precision = runner.step.precision;
     Prepared::new(&runner.gpu.clone(), cublas, gemm, precision, seed)?.check(runner)
-}
-
-/// Median and spread of repeated event-timed runs.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Timing {
-    pub median_ms: f64,
-    pub min_ms: f64,
-    pub max_ms: f64,
-    pub reps: usize,
-}
-
-impl Timing {
-    /// From per-run times in milliseconds (at least one).
-    pub fn from_samples(mut ms: Vec<f64>) -> Timing {
-        assert!(!ms.is_empty(), "no samples");
-        ms.sort_by(f64::total_cmp);
-        let n = ms.len();
-        let median = if n % 2 == 1 { ms[n / 2] } else { 0.5 * (ms[n / 2 - 1] + ms[n / 2]) };
-        Timing { median_ms: median, min_ms: ms[0], max_ms: ms[n - 1], reps: n }
-    }
-
-    /// GFLOP/s of `gemm` at the median time.
-    pub fn gflops(&self, gemm: &Gemm) -> f64 {
-        gemm.shape.flops() / (self.median_ms * 1e-3) / 1e9
-    }
-}
-
-/// How long to warm up and to measure.
-#[derive(Clone, Copy, Debug)]
-pub struct TimingPlan {
-    pub warmup: Duration,
-    pub measure: Duration,
-    pub min_reps: usize,
-    pub max_reps: usize,
-}
-
-impl Default for TimingPlan {
-    fn default() -> Self {
-        TimingPlan {
-            warmup: Duration::from_millis(100),
-            measure: Duration::from_millis(500),
-            min_reps: 5,
-            max_reps: 200,
-        }
-    }
-}
-
-/// Times `launch` (which enqueues one run) with CUDA events around each run: warm-up
-/// first (module load, cuBLAS heuristics and clocks settle), then runs until the time
-/// budget or the repetition cap is reached. Returns the median. Each timed run is queued
-/// behind the [gate](crate::gate), so the events time the GPU's work, not the host's.
-pub fn time_runs(gpu: &Gpu, plan: TimingPlan, mut launch: impl FnMut() -> Result<()>) -> Result<Timing> {
-    let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-    let stop = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-    let gate = gpu.gate()?;
-    let t0 = Instant::now();
-    let mut warm = 0;
-    while warm < 2 || t0.elapsed() < plan.warmup {
-        launch()?;
-        sync(gpu, "a warm-up run")?;
-        warm += 1;
-    }
-    let t1 = Instant::now();
-    let mut samples = Vec::new();
-    while samples.len() < plan.min_reps || (t1.elapsed() < plan.measure && samples.len() < plan.max_reps) {
-        gate.close(gpu)?;
-        start.record(&gpu.stream)?;
-        let queued = launch();
-        stop.record(&gpu.stream)?;
-        gate.open();
-        queued?;
-        let ms = start.elapsed_ms(&stop).map_err(|e| Error::Cuda(format!("a timed run failed: {e}")))?;
-        gate.check()?;
-        samples.push(ms as f64);
-    }
-    Ok(Timing::from_samples(samples))
-}
-
-/// The kernel and cuBLAS (in the kernel's precision) timed on the same inputs in the same process.
-pub struct Comparison {
-    pub gemm: Gemm,
-    pub kernel: Timing,
-    pub cublas: Timing,
-}
-
-impl Comparison {
-    /// Kernel throughput as a fraction of cuBLAS (1.0 = as fast).
-    pub fn ratio(&self) -> f64 {
-        self.cublas.median_ms / self.kernel.median_ms
-    }
-}
-
-/// Times the kernel and cuBLAS on the inputs of a prepared problem (C starts as the problem's
-/// C0 and is overwritten; with beta != 0 later runs read earlier results, which is fine for timing).
-pub fn compare_prepared(runner: &mut Runner, cublas: &Cublas, p: &Prepared, plan: TimingPlan) -> Result<Comparison> {
-    let gpu = runner.gpu.clone();
-    let mut c = p.fresh_c(&gpu, 0)?;
-    let kernel = time_runs(&gpu, plan, || runner.run(&p.gemm, &p.a, &p.b, &mut c))?;
-    let (ca, cb) = p.cublas_inputs();
-    let cublas_t = time_runs(&gpu, plan, || cublas.gemm(&gpu, p.precision, &p.gemm, ca, cb, &mut c))?;
-    Ok(Comparison { gemm: p.gemm, kernel, cublas: cublas_t })
-}
-
-/// cuBLAS through each configuration recorded for the precision ([`CublasConfig::for_precision`])
-/// on a prepared problem. With `check`, each is checked once first (a 16-bit C only for a relative
-/// error under 1%, what its rounding allows), so that no configuration is timed computing
-/// something else; a sweep checks once per problem and times again next to every kernel.
-pub fn time_cublas_configs(
-    gpu: &Gpu,
-    blas: &Cublas,
-    lt: &mut CublasLt,
-    p: &Prepared,
-    plan: TimingPlan,
-    check: bool,
-) -> Result<Vec<(CublasConfig, Timing)>> {
-    let (ca, cb) = p.cublas_inputs();
-    let mut c = p.fresh_c(gpu, 0)?;
-    let mut c16 = DeviceMatrix::guarded(gpu, &p.inputs.c0, p.precision.input(), 0)?;
-    let mut out = Vec::new();
-    for &config in CublasConfig::for_precision(p.precision) {
-        let mut run = |c: &mut DeviceMatrix, c16: &mut DeviceMatrix| match config {
-            CublasConfig::GemmEx => blas.gemm(gpu, p.precision, &p.gemm, ca, cb, c),
-            CublasConfig::Lt => lt.matmul(gpu, p.precision, &p.gemm, ca, cb, c),
-            CublasConfig::Lt16BitC => lt.matmul(gpu, p.precision, &p.gemm, ca, cb, c16),
-        };
-        if check {
-            let mut fresh = p.fresh_c(gpu, 0)?;
-            let mut fresh16 = DeviceMatrix::guarded(gpu, &p.inputs.c0, p.precision.input(), 0)?;
-            run(&mut fresh, &mut fresh16)?;
-            sync(gpu, config.label())?;
-            let got = if config == CublasConfig::Lt16BitC { fresh16.download(gpu)? } else { fresh.download(gpu)? };
-            let v = p.check_result(&got);
-            let ok = if config == CublasConfig::Lt16BitC { v.vs_cublas.rel_frobenius < 1e-2 } else { v.passed() };
-            if !ok {
-                return Err(Error::Cuda(format!(
-                    "{} computed a wrong result: {}",
-                    config.label(),
-                    v.report(config.label())
-                )));
-            }
-        }
-        out.push((config, time_runs(gpu, plan, || run(&mut c, &mut c16))?));
-    }
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn median_of_samples() {
-        let t = Timing::from_samples(vec![3.0, 1.0, 2.0, 10.0]);
-        assert_eq!((t.median_ms, t.min_ms, t.max_ms, t.reps), (2.5, 1.0, 10.0, 4));
-        assert_eq!(Timing::from_samples(vec![4.0, 1.0, 2.0]).median_ms, 2.0);
-    }
-
-    #[test]
-    fn gflops_from_median() {
-        let g = Gemm::new(crate::Shape::cube(1000), 1.0, 0.0);
-        let t = Timing::from_samples(vec![2.0]);
-        // 2e9 FLOPs in 2 ms = 1000 GFLOP/s.
-        assert!((t.gflops(&g) - 1000.0).abs() < 1e-9);
-    }
 }

@@ -1,0 +1,204 @@
+//! The recorded results, `results/<gpu>.json`: one schema, written by the sweep and read by the
+//! book, its charts and its diagrams. A missing or misspelt field is an error that names the
+//! file and the field, never a NaN in the book.
+
+use common::Precision;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The version of the schema below; a file of another version is refused.
+pub const SCHEMA: u32 = 1;
+
+/// The shape the ladder table and the bar chart use.
+pub const HEADLINE: (u64, u64, u64) = (4096, 4096, 4096);
+
+/// One recorded sweep on one GPU.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sweep {
+    pub schema: u32,
+    pub tool: String,
+    pub date: String,
+    pub gpu: GpuRecord,
+    pub nvrtc_version: String,
+    pub cublas_version: i64,
+    pub cublas_math: String,
+    /// Each step's kernel source hash (`KernelSource::hash`) when it was swept.
+    pub kernel_hashes: BTreeMap<String, String>,
+    pub runs: Vec<Run>,
+}
+
+/// The GPU a sweep ran on.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuRecord {
+    pub name: String,
+    pub compute_capability: String,
+    pub driver_cuda_version: String,
+    pub sms: u32,
+    pub sm_clock_khz: u32,
+    pub l2_bytes: u64,
+    pub peak_fp32_gflops: f64,
+    pub peak_dram_gbs: f64,
+    pub measured_copy_gbs: f64,
+}
+
+/// One step at one shape: verified, then timed against cuBLAS in the same run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    pub step: String,
+    pub precision: String,
+    pub m: u64,
+    pub n: u64,
+    pub k: u64,
+    pub alpha: f64,
+    pub beta: f64,
+    pub seed: u64,
+    pub passed: bool,
+    pub rel_err_vs_cpu: f64,
+    pub rel_err_vs_cublas: f64,
+    /// Against the exact product of the unrounded FP32 inputs (the FP32 problem).
+    pub rel_err_vs_exact: f64,
+    pub worst_elem_ratio_vs_cpu: f64,
+    pub time_ms: f64,
+    pub min_ms: f64,
+    pub reps: u64,
+    pub gflops: f64,
+    pub cublas_ms: f64,
+    pub cublas_gflops: f64,
+    pub pct_of_cublas: f64,
+    /// GFLOP/s of each cuBLAS configuration timed next to the kernel (tensor-core precisions).
+    pub cublas_configs: BTreeMap<String, f64>,
+    pub fastest_cublas: Option<String>,
+    pub fastest_cublas_gflops: Option<f64>,
+    pub pct_of_fastest_cublas: Option<f64>,
+    pub grid: [u32; 3],
+    pub threads_per_block: u32,
+    pub dynamic_smem_bytes: u32,
+    pub static_smem_bytes: u32,
+    pub registers: u32,
+    pub spill_bytes: u32,
+    pub local_bytes: u32,
+    pub defines: Vec<String>,
+}
+
+impl Run {
+    pub fn shape(&self) -> (u64, u64, u64) {
+        (self.m, self.n, self.k)
+    }
+}
+
+/// One results file: its name (the GPU's slug) and its sweep.
+pub struct Results {
+    pub slug: String,
+    pub sweep: Sweep,
+}
+
+impl Results {
+    pub fn runs(&self) -> impl Iterator<Item = &Run> {
+        self.sweep.runs.iter()
+    }
+
+    pub fn run(&self, step: &str, shape: (u64, u64, u64)) -> Option<&Run> {
+        self.runs().find(|r| r.step == step && r.shape() == shape)
+    }
+
+    /// The FP32 steps (the SGEMM ladder) in registry order, as recorded.
+    pub fn steps(&self) -> Vec<&'static str> {
+        steps::ALL
+            .iter()
+            .filter(|s| s.precision == Precision::F32)
+            .map(|s| s.name)
+            .filter(|n| self.runs().any(|r| r.step == *n))
+            .collect()
+    }
+
+    /// The tensor-core steps, each precision, as recorded: (id, precision).
+    pub fn tensor_steps(&self) -> Vec<(String, Precision)> {
+        steps::ALL
+            .iter()
+            .filter(|s| s.precision != Precision::F32)
+            .map(|s| (s.id(), s.precision))
+            .filter(|(id, _)| self.runs().any(|r| r.step == id.as_str()))
+            .collect()
+    }
+
+    /// The cuBLAS SGEMM run at `shape` (every FP32 step's record carries it; the first one's).
+    pub fn sgemm_run(&self, shape: (u64, u64, u64)) -> Option<&Run> {
+        self.run(self.steps().first().copied().unwrap_or(""), shape)
+    }
+
+    /// Shapes in recorded order, without repeats.
+    pub fn shapes(&self) -> Vec<(u64, u64, u64)> {
+        let mut v: Vec<(u64, u64, u64)> = Vec::new();
+        for r in self.runs() {
+            if !v.contains(&r.shape()) {
+                v.push(r.shape());
+            }
+        }
+        v
+    }
+}
+
+/// `4096³`, or `MxNxK`.
+pub fn shape_name((m, n, k): (u64, u64, u64)) -> String {
+    if m == n && n == k { format!("{m}³") } else { format!("{m}x{n}x{k}") }
+}
+
+/// "step05-threadtile-float4" -> "05".
+pub fn number(step: &str) -> &str {
+    step.trim_start_matches("step").split('-').next().unwrap_or(step)
+}
+
+/// Reads one results file; an error names the file, and the field where one is wrong.
+pub fn read(path: &Path) -> Result<Sweep, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let sweep: Sweep = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if sweep.schema != SCHEMA {
+        return Err(format!("{}: schema {} (this tool reads schema {SCHEMA})", path.display(), sweep.schema));
+    }
+    Ok(sweep)
+}
+
+/// Writes a results file (pretty-printed, keys in a fixed order, a newline at the end).
+pub fn write(path: &Path, sweep: &Sweep) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(sweep).map_err(|e| e.to_string())? + "\n";
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Every results file of the workspace at `root`, sorted by name.
+pub fn load_all(root: &Path) -> Result<Vec<Results>, String> {
+    let dir = root.join("results");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|p| {
+            Ok(Results { slug: p.file_stem().unwrap_or_default().to_string_lossy().into_owned(), sweep: read(p)? })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_recorded_results_load_and_a_misspelt_field_is_named() {
+        let all = load_all(&crate::bundle::root()).unwrap();
+        assert!(!all.is_empty() && all.iter().all(|r| !r.sweep.runs.is_empty()));
+        let path = crate::bundle::root().join("results").join(format!("{}.json", all[0].slug));
+        let text = std::fs::read_to_string(&path).unwrap().replacen("\"gflops\"", "\"gflop\"", 1);
+        let tmp = std::env::temp_dir().join(format!("results-{}.json", std::process::id()));
+        std::fs::write(&tmp, text).unwrap();
+        let e = read(&tmp).unwrap_err();
+        std::fs::remove_file(&tmp).unwrap();
+        assert!(e.contains("gflop") && e.contains(&tmp.display().to_string()), "{e}");
+    }
+}
