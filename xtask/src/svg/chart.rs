@@ -423,6 +423,16 @@ pub fn roofline(r: &Results) -> String {
         let (label_h, label_x) = (FONT as i32 * 4 / 5, chart.backend_coord(&(1.3, top)).0);
         let mut taken = i32::MIN;
         for (label, c) in &ceilings {
+            // Left of the roof the ceiling cannot be reached: a faint line there leads from the
+            // label to where the ceiling begins.
+            chart
+                .draw_series(DashedLineSeries::new(
+                    [(1.0, *c), (c / copy, *c)],
+                    3,
+                    5,
+                    RGBColor(0x99, 0x99, 0x99).stroke_width(1),
+                ))
+                .map_err(err)?;
             chart
                 .draw_series(DashedLineSeries::new([(c / copy, *c), (10_000.0, *c)], 10, 6, REFERENCE.stroke_width(2)))
                 .map_err(err)?;
