@@ -108,10 +108,10 @@ fi
 
 if has experiments; then
   say "## experiments at 4096^3"
-  for cu in ${EXPERIMENTS:-notes/experiments/*/*.cu}; do
+  for cu in ${EXPERIMENTS:-notes/experiments/*/*.patch}; do
     s=$(basename "$(dirname "$cu")")
     {
-      label="$s--$(basename "$cu" .cu)-$RANDOM"
+      label="$s--$(basename "$cu" .patch)-$RANDOM"
       "$bin/$s" --m 4096 --n 4096 --k 4096 --kernel "$cu" > "$logs/exp-$label.log" 2>&1
       say "- $label: $(grep -E '^\| step' "$logs/exp-$label.log" || tail -1 "$logs/exp-$label.log")"
       if has ncu && [[ $s == step03* ]]; then run_ncu "exp-$label" "$bin/$s" --kernel "$cu"; fi

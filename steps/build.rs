@@ -1,12 +1,18 @@
-//! Embeds the kernels the all-kernels test compiles besides the steps' own: the experiment
-//! variants kept in `notes/experiments/<step>/*.cu` and the roof kernel of steps 3 and 4.
-//! The test binary then needs no source tree (it runs from a bundle on a GPU node).
+//! Embeds the kernels the all-kernels test compiles besides the steps' own: the experiments of
+//! `notes/experiments/<step>/*.patch` (diffs against the step's kernel, applied here to today's
+//! kernel: a diff that no longer applies fails the build, naming the hunk) and the roof kernel of
+//! steps 3 and 4. The test binary then needs no source tree (it runs from a bundle on a GPU node).
+
+#[path = "../common/src/patch.rs"]
+#[allow(dead_code)]
+mod patch;
 
 use std::fmt::Write;
 use std::path::Path;
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("steps is inside the workspace").to_path_buf();
+    let out_dir = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let experiments = root.join("notes/experiments");
     println!("cargo:rerun-if-changed={}", experiments.display());
     let mut files = Vec::new();
@@ -14,7 +20,7 @@ fn main() {
         println!("cargo:rerun-if-changed={}", step.path().display());
         for file in std::fs::read_dir(step.path()).into_iter().flatten().flatten() {
             let path = file.path();
-            if path.extension().is_some_and(|e| e == "cu") {
+            if path.extension().is_some_and(|e| e == "patch") {
                 files.push((step.file_name().to_string_lossy().into_owned(), path));
             }
         }
@@ -23,10 +29,23 @@ fn main() {
     let mut out = String::from("/// (step, file name, source) of every experiment kernel, sorted.\n");
     out += "pub static EXPERIMENTS: &[(&str, &str, &str)] = &[\n";
     for (step, path) in &files {
+        let kernel = root.join(step).join("src/kernel.cu");
         println!("cargo:rerun-if-changed={}", path.display());
-        let name = path.file_name().unwrap().to_string_lossy();
-        writeln!(out, "    ({step:?}, {name:?}, include_str!({:?})),", path.display().to_string()).unwrap();
+        println!("cargo:rerun-if-changed={}", kernel.display());
+        let base = std::fs::read_to_string(&kernel).unwrap_or_else(|e| panic!("{}: {e}", kernel.display()));
+        let diff = std::fs::read_to_string(path).unwrap();
+        let code = patch::apply(&base, &diff).unwrap_or_else(|e| {
+            panic!(
+                "experiment {} no longer applies to {}: {e}; refresh it with `diff -u`",
+                path.display(),
+                kernel.display()
+            )
+        });
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned() + ".cu";
+        let applied = out_dir.join(format!("{step}-{name}"));
+        std::fs::write(&applied, code).unwrap();
+        writeln!(out, "    ({step:?}, {name:?}, include_str!({:?})),", applied.display().to_string()).unwrap();
     }
     out += "];\n";
-    std::fs::write(Path::new(&std::env::var("OUT_DIR").unwrap()).join("experiments.rs"), out).unwrap();
+    std::fs::write(out_dir.join("experiments.rs"), out).unwrap();
 }

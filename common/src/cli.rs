@@ -58,7 +58,7 @@ struct Args {
     /// The scalar of C's old value (0: C is not read, so it starts as NaN to catch a kernel that reads it)
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = finite)]
     beta: f32,
-    /// Run this .cu file with the step's launch geometry instead of the step's kernel (lab mode)
+    /// Run this .cu file (or an experiment's .patch, applied to the step's kernel) with the step's launch geometry
     #[arg(long, value_name = "FILE.cu")]
     kernel: Option<PathBuf>,
     /// Seed of the random inputs, an integer from 0 to 2^64-1 (default: fresh each run, printed so a failure can be replayed)
@@ -221,7 +221,7 @@ pub fn main_variants(variants: &[Step]) -> ExitCode {
 /// Verifies and times one GEMM; Ok(false) when the kernel computed a wrong answer.
 pub fn run(step: &Step, opts: &Options) -> Result<bool> {
     // The kernel file first: a missing file is the problem to report, whatever the machine has.
-    let kernel = opts.kernel.as_deref().map(KernelSource::from_file).transpose()?;
+    let kernel = opts.kernel.as_deref().map(|k| KernelSource::from_file_over(k, &step.kernel)).transpose()?;
     let gpu = Gpu::shared()?;
     let mut runner = Runner::new(&gpu, step, kernel)?;
     if !opts.defines.is_empty() {

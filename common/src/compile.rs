@@ -42,6 +42,19 @@ impl KernelSource {
         Ok(KernelSource { name: Cow::Owned(path.display().to_string()), code: Cow::Owned(code) })
     }
 
+    /// A kernel file, or an experiment given as a diff against `base` (a `.patch`,
+    /// [`crate::patch`]): the `--kernel` option of the tools.
+    pub fn from_file_over(path: &Path, base: &KernelSource) -> Result<Self> {
+        if path.extension().is_some_and(|e| e == "patch") {
+            let diff = std::fs::read_to_string(path)
+                .map_err(|e| Error::Io(format!("cannot read experiment {}: {e}", path.display())))?;
+            let code = crate::patch::apply(&base.code, &diff)
+                .map_err(|e| Error::BadInput(format!("{} does not apply to {}: {e}", path.display(), base.name)))?;
+            return Ok(KernelSource { name: Cow::Owned(path.display().to_string()), code: Cow::Owned(code) });
+        }
+        Self::from_file(path)
+    }
+
     /// A stable 64-bit FNV-1a hash of the kernel and the shared headers it includes, as 16 hex
     /// digits: recorded results name the exact source they came from.
     pub fn hash(&self) -> String {

@@ -30,6 +30,7 @@ pub mod host;
 pub mod launch;
 pub mod lt;
 pub mod matrix;
+pub mod patch;
 pub mod precision;
 pub mod probe;
 pub mod problem;

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 /// candidate's launch geometry; `--define` switches one of its knobs (or the step kernel's).
 #[derive(clap::Args, Debug, Default)]
 pub struct Experiment {
-    /// Build every candidate from this .cu file instead of the step's kernel
+    /// Build every candidate from this .cu file (or an experiment's .patch) instead of the step's kernel
     #[arg(long, value_name = "FILE.cu")]
     pub kernel: Option<PathBuf>,
     /// Add or replace a compile-time define in every candidate (repeatable), e.g. --define SWIZZLE=0
@@ -54,7 +54,8 @@ pub fn run(
     experiment: &Experiment,
     candidates: impl Fn(Precision) -> Vec<Candidate>,
 ) -> Result<()> {
-    let kernel = experiment.kernel.as_deref().map(KernelSource::from_file).transpose()?;
+    let base = &variants.first().ok_or_else(|| crate::Error::BadInput("no step to tune".into()))?.kernel;
+    let kernel = experiment.kernel.as_deref().map(|k| KernelSource::from_file_over(k, base)).transpose()?;
     let extra = crate::cli::static_defines(experiment.define.iter().cloned());
     let gpu = Gpu::shared()?;
     let cublas = Cublas::new(&gpu)?;

@@ -39,7 +39,7 @@ pub struct Built {
 impl Target {
     pub fn build(self) -> Result<Built, String> {
         let source = match self.kernel {
-            Some(path) => KernelSource::from_file(&path).map_err(|e| e.to_string())?,
+            Some(path) => KernelSource::from_file_over(&path, &self.step.kernel).map_err(|e| e.to_string())?,
             None => self.step.kernel.clone(),
         };
         let extra = common::cli::static_defines(self.define);
