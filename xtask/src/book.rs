@@ -161,24 +161,36 @@ fn gflops_row(r: &Results, steps: &[&str], shape: (u64, u64, u64), pct_digits: u
 }
 
 fn per_step(r: &Results, step: &str) -> String {
-    let mut s = String::from(
-        "| shape | time (ms) | GFLOP/s | cuBLAS GFLOP/s | % of cuBLAS | error vs float64 | registers | shared memory (B) | grid |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+    // A precision that rounds its inputs (FP16, BF16, TF32) has two errors: against the float64
+    // product of the values it multiplies, and against the FP32 problem (what the precision costs).
+    let rounds = steps::ALL.iter().find(|s| s.id() == step).is_some_and(|s| s.precision.rounds_inputs());
+    let (errors, align) = if rounds {
+        ("error vs float64 of the rounded inputs | error vs the FP32 problem", "---:|---:")
+    } else {
+        ("error vs float64", "---:")
+    };
+    let mut s = format!(
+        "| shape | time (ms) | GFLOP/s | cuBLAS GFLOP/s | % of cuBLAS | {errors} | registers | shared memory (B) | grid |\n\
+         |---|---:|---:|---:|---:|{align}|---:|---:|---|\n",
     );
     // Which compile-time variant each shape ran, listed under the table.
     let mut variants: Vec<(String, Vec<String>)> = Vec::new();
     for shape in r.shapes() {
         let Some(x) = r.run(step, shape) else { continue };
         let grid: Vec<String> = x.grid.iter().map(|v| v.to_string()).collect();
+        let error = if rounds {
+            format!("{:.1e} | {:.1e}", x.rel_err_vs_cpu, x.rel_err_vs_exact)
+        } else {
+            format!("{:.1e}", x.rel_err_vs_cpu)
+        };
         let _ = writeln!(
             s,
-            "| {} | {:.3} | {:.0} | {:.0} | {:.1}% | {:.1e} | {} | {} | {} |",
+            "| {} | {:.3} | {:.0} | {:.0} | {:.1}% | {error} | {} | {} | {} |",
             shape_name(shape),
             x.time_ms,
             x.gflops,
             x.cublas_gflops,
             x.pct_of_cublas,
-            x.rel_err_vs_cpu,
             x.registers,
             x.static_smem_bytes + x.dynamic_smem_bytes,
             grid.join("x"),
