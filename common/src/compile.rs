@@ -241,19 +241,39 @@ fn compile_uncached(source: &KernelSource, defines: &[(&str, i64)], arch: &str) 
         let log = log?;
         if status != nv::nvrtcResult::NVRTC_SUCCESS {
             let mut log = log;
-            // NVRTC 12 says "cannot open", NVRTC 13 "could not open".
-            let missing = log.contains("cannot open source file") || log.contains("could not open source file");
-            if missing && include_dirs.is_empty() {
-                log.push_str(&format!(
-                    "\nhint: no CUDA headers were found; install them with `{}` (found beside a pip-installed \
-                     NVRTC, no paths to set), or set CUDA_HOME to your CUDA toolkit",
-                    crate::toolkit::PIP_INSTALL
-                ));
+            if let Some(hint) = failure_hint(&log, include_dirs.is_empty()) {
+                log.push_str(&hint);
             }
             return Err(Error::Compile { file: source.name.to_string(), arch: arch.to_string(), log });
         }
         Ok(Compiled { cubin: cubin?, resources: Resources::parse(&log), log, arch: arch.to_string() })
     }
+}
+
+/// The most a kernel's static `__shared__` arrays may hold; more needs dynamic shared memory.
+const STATIC_SMEM_LIMIT: u32 = 48 * 1024;
+
+/// A line that names the cause where NVRTC's log does not: missing headers, or a kernel that
+/// ptxas rejected for its static shared memory (NVRTC 13 then logs the size and no error).
+fn failure_hint(log: &str, no_include_dirs: bool) -> Option<String> {
+    // NVRTC 12 says "cannot open", NVRTC 13 "could not open".
+    let missing = log.contains("cannot open source file") || log.contains("could not open source file");
+    if missing && no_include_dirs {
+        return Some(format!(
+            "\nhint: no CUDA headers were found; install them with `{}` (found beside a pip-installed \
+             NVRTC, no paths to set), or set CUDA_HOME to your CUDA toolkit",
+            crate::toolkit::PIP_INSTALL
+        ));
+    }
+    let smem = Resources::parse(log).smem_bytes;
+    if smem > STATIC_SMEM_LIMIT {
+        return Some(format!(
+            "\nhint: the kernel's static __shared__ arrays take {smem} bytes, more than the {STATIC_SMEM_LIMIT} \
+             a kernel may declare statically; declare `extern __shared__` memory instead and pass its size \
+             in the launch (as steps 7-9 do)"
+        ));
+    }
+    None
 }
 
 unsafe fn program_log(prog: nv::nvrtcProgram) -> Result<String> {
@@ -296,6 +316,16 @@ mod tests {
             Resources { registers: 38, smem_bytes: 8192, stack_bytes: 8, spill_store_bytes: 4, spill_load_bytes: 12 }
         );
         assert_eq!(r.spills(), 16);
+    }
+
+    #[test]
+    fn names_the_cause_nvrtc_leaves_out() {
+        let too_big = "ptxas info    : Used 128 registers, used 1 barriers, 49920 bytes smem\n";
+        assert!(failure_hint(too_big, false).unwrap().contains("49920 bytes"));
+        assert!(failure_hint(PTXAS_LOG, false).is_none());
+        let headers = "kernel.cu(1): catastrophic error: could not open source file \"mma.h\"";
+        assert!(failure_hint(headers, true).unwrap().contains("no CUDA headers"));
+        assert!(failure_hint(headers, false).is_none());
     }
 
     #[test]
