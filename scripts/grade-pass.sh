@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Score cards on a GPU machine: every step's reference solution, every generated skeleton, and
-# the deliberately broken kernels, graded by the bundle's grader (`cargo xtask grade`) at its
+# Score cards on a GPU machine: every step's reference solution, every generated skeleton, the
+# deliberately broken kernels and the worked answers of labs/solutions (applied with `patch`), graded by the bundle's grader (`cargo xtask grade`) at its
 # default settings (30 s a case, a 120 s budget, speed at 4096^3). The cheats of labs/cheats/ have
 # their own test (the bundle's tests/grader-cheats), which prints a CHEAT line per kernel.
-#   scripts/grade-pass.sh BUNDLE SKELETONS OUT [refs] [skeletons] [broken]
+#   scripts/grade-pass.sh BUNDLE SKELETONS OUT [refs] [skeletons] [broken] [solutions]
 # SKELETONS holds stepNN.cu files made by `cargo xtask handout NN`. Each grade's card and
 # Gradescope JSON go to OUT; a table of the totals is printed last.
 set -u
 bundle=$(cd "$1" && pwd); skel=$2; out=$3; shift 3
-parts=${*:-refs skeletons broken}
+parts=${*:-refs skeletons broken solutions}
 mkdir -p "$out"; out=$(cd "$out" && pwd)
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$CUDA_HOME/lib64
@@ -50,6 +50,12 @@ fi
 if has broken; then
   for f in labs/broken/*/*.cu; do
     s=$(basename "$(dirname "$f")"); grade "broken-${s%%-*}-$(basename "$f" .cu)" "${s%%-*}" "$f"
+  done
+fi
+if has solutions; then
+  for f in labs/solutions/*/*.patch; do
+    s=$(basename "$(dirname "$f")"); cu=$out/solution-$s-$(basename "$f" .patch).cu
+    patch -s -o "$cu" "$s/src/kernel.cu" "$f" && grade "solution-${s%%-*}-$(basename "$f" .patch)" "${s%%-*}" "$cu"
   done
 fi
 echo; cat "$table"

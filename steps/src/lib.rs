@@ -32,15 +32,21 @@ pub mod kernels {
 
     include!(concat!(env!("OUT_DIR"), "/experiments.rs"));
 
-    /// The experiment kernels of one step (`notes/experiments/<step>/*.cu`).
+    /// The experiment kernels of one step (`notes/experiments/<step>/*.patch`, applied).
     pub fn experiments(step: &str) -> Vec<KernelSource> {
-        EXPERIMENTS
+        of(EXPERIMENTS, "notes/experiments", step)
+    }
+
+    /// The staff's worked answers that are kernels (`labs/solutions/<step>/*.patch`, applied).
+    pub fn solutions(step: &str) -> Vec<KernelSource> {
+        of(SOLUTIONS, "labs/solutions", step)
+    }
+
+    fn of(table: &[(&str, &str, &'static str)], dir: &str, step: &str) -> Vec<KernelSource> {
+        table
             .iter()
             .filter(|(s, _, _)| *s == step)
-            .map(|(s, file, code)| KernelSource {
-                name: format!("notes/experiments/{s}/{file}").into(),
-                code: (*code).into(),
-            })
+            .map(|(s, file, code)| KernelSource { name: format!("{dir}/{s}/{file}").into(), code: (*code).into() })
             .collect()
     }
 

@@ -11,8 +11,8 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 const ARCHS: [&str; 2] = ["sm_80", "sm_90"];
 
-/// Experiment kernels kept for the notes (`notes/experiments/<step>/*.cu`, embedded at
-/// build time) keep compiling with their step's defines.
+/// Experiment kernels kept for the notes and the staff's worked answers (embedded at build
+/// time) keep compiling with their step's defines.
 fn experiment_compiles(step: &Step, source: &KernelSource, arch: &str) -> Result<(), Failed> {
     let launch = (step.launch)(&Shape::cube(4096));
     compile(source, &launch.defines, arch).map_err(|e| e.to_string())?;
@@ -78,14 +78,19 @@ fn main() -> std::process::ExitCode {
     }
     for step in steps::ALL {
         trials.push(Trial::test(format!("{}/launch-limits", step.name), move || launches_are_checked(step)));
-        for source in steps::kernels::experiments(step.name) {
+        let kept = steps::kernels::experiments(step.name).into_iter().map(|k| ("experiment", k, &ARCHS[1..]));
+        let answers = steps::kernels::solutions(step.name).into_iter().map(|k| ("solution", k, &ARCHS[..]));
+        for (kind, source, archs) in kept.chain(answers) {
             let file = source.name.rsplit('/').next().unwrap_or_default().trim_end_matches(".cu").to_string();
-            let name = format!("{}/experiment-{file}", step.id());
-            trials.push(
-                Trial::test(name, move || experiment_compiles(step, &source, "sm_90"))
-                    .with_kind("nvrtc")
-                    .with_ignored_flag(no_nvrtc),
-            );
+            for &arch in archs {
+                let name = format!("{}/{kind}-{file}-{arch}", step.id());
+                let source = source.clone();
+                trials.push(
+                    Trial::test(name, move || experiment_compiles(step, &source, arch))
+                        .with_kind("nvrtc")
+                        .with_ignored_flag(no_nvrtc),
+                );
+            }
         }
         // Each step's own variants are compiled by its test binary (`cargo test -p stepNN-...`).
     }
