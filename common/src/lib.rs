@@ -30,6 +30,7 @@ pub mod host;
 pub mod launch;
 pub mod lt;
 pub mod matrix;
+pub mod names;
 pub mod patch;
 pub mod precision;
 pub mod probe;

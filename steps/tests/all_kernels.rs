@@ -13,7 +13,7 @@ const ARCHS: [&str; 2] = ["sm_80", "sm_90"];
 
 /// Experiment kernels kept for the notes and the staff's worked answers (embedded at build
 /// time) keep compiling with their step's defines.
-fn experiment_compiles(step: &Step, source: &KernelSource, arch: &str) -> Result<(), Failed> {
+fn kept_kernel_compiles(step: &Step, source: &KernelSource, arch: &str) -> Result<(), Failed> {
     let launch = (step.launch)(&Shape::cube(4096));
     compile(source, &launch.defines, arch).map_err(|e| e.to_string())?;
     Ok(())
@@ -86,7 +86,7 @@ fn main() -> std::process::ExitCode {
                 let name = format!("{}/{kind}-{file}-{arch}", step.id());
                 let source = source.clone();
                 trials.push(
-                    Trial::test(name, move || experiment_compiles(step, &source, arch))
+                    Trial::test(name, move || kept_kernel_compiles(step, &source, arch))
                         .with_kind("nvrtc")
                         .with_ignored_flag(no_nvrtc),
                 );

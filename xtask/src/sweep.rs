@@ -34,8 +34,7 @@ pub fn default_shapes() -> Vec<Shape> {
 
 /// "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3".
 pub fn slug(name: &str) -> String {
-    let s: String = name.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
-    s.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
+    common::names::slug(name, &[])
 }
 
 /// Today's date (UTC) as YYYY-MM-DD, from the system clock.

@@ -16,18 +16,12 @@ pub struct Entry {
     pub file: Result<PathBuf, String>,
 }
 
-/// A name as an id: letters and digits kept (lower case), everything else one `-`.
+/// A submission's file name as a student id: letters, digits, `_` and `.` kept (lower case),
+/// everything else one `-`; "student" when nothing is left.
 fn slug(name: &str) -> String {
-    let mut out = String::new();
-    for c in name.chars() {
-        if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('-') {
-            out.push('-');
-        }
-    }
-    let out = out.trim_matches(|c| c == '-' || c == '.').to_string();
-    if out.is_empty() { "student".into() } else { out }
+    let out = common::names::slug(name, &['_', '.']);
+    let out = out.trim_matches(|c| c == '-' || c == '.');
+    if out.is_empty() { "student".into() } else { out.to_string() }
 }
 
 /// The `.cu` files directly in `dir`, sorted.
