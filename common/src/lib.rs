@@ -11,7 +11,8 @@
 //! - [`data`], [`reference`], [`verify`]: random inputs, cuBLAS and float64 references, checks;
 //! - [`probe`]: inputs whose FP32 answer is exact, to tell FP32 arithmetic from lower precisions;
 //! - [`hopper`]: tensor maps, cluster launches and pitched copies for step 9's TMA;
-//! - [`lt`]: cuBLASLt, for the fastest cuBLAS configuration the tensor-core steps meet;
+//! - [`lt`]: cuBLASLt, for the fastest cuBLAS configuration the tensor-core steps meet; [`fairest`]:
+//!   every cuBLAS configuration a user can call, timed both ways;
 //! - [`check`]: a prepared problem with both references, and a kernel's verdict;
 //! - [`timing`], [`gate`], [`roofline`]: CUDA-event timing behind the gate, and the FLOP and byte floors;
 //! - [`cli`], [`bench`], [`testing`], [`tune`]: the step binary, the criterion bench, the GPU
@@ -24,6 +25,7 @@ pub mod compile;
 pub mod data;
 pub mod device;
 pub mod error;
+pub mod fairest;
 pub mod gate;
 pub mod hopper;
 pub mod host;

@@ -70,11 +70,16 @@ fn lt_err(e: lt::CublasError) -> Error {
     Error::Cuda(format!("cuBLASLt: {e:?}"))
 }
 
-/// The descriptors and chosen algorithm of one (shape, precision, C type), made once.
+/// How many algorithms the heuristic is asked for: its first is what `matmul` runs; the study of
+/// references (`cargo xtask references`) times each.
+pub const MAX_ALGOS: usize = 8;
+
+/// The descriptors and the heuristic's algorithms (best first) of one (shape, precision, C type),
+/// made once.
 struct Plan {
     desc: sys::cublasLtMatmulDesc_t,
     layouts: [sys::cublasLtMatrixLayout_t; 3],
-    algo: sys::cublasLtMatmulAlgo_t,
+    algos: Vec<sys::cublasLtMatmulAlgo_t>,
 }
 
 impl Drop for Plan {
@@ -148,7 +153,9 @@ impl CublasLt {
                     std::mem::size_of::<usize>(),
                 )
                 .map_err(lt_err)?;
-                let h = lt::get_matmul_algo_heuristic(
+                let mut found = [std::mem::zeroed::<sys::cublasLtMatmulHeuristicResult_t>(); MAX_ALGOS];
+                let mut count = 0;
+                let status = sys::cublasLtMatmulAlgoGetHeuristic(
                     self.handle,
                     desc,
                     layouts[0],
@@ -156,17 +163,38 @@ impl CublasLt {
                     layouts[2],
                     layouts[2],
                     pref,
-                );
+                    MAX_ALGOS as i32,
+                    found.as_mut_ptr(),
+                    &mut count,
+                )
+                .result();
                 let _ = lt::destroy_matmul_pref(pref);
-                h.map_err(|e| Error::Cuda(format!("cuBLASLt has no algorithm for {p} at {}: {e:?}", gemm.shape)))?
+                let no_algo =
+                    |why: String| Error::Cuda(format!("cuBLASLt has no algorithm for {p} at {}: {why}", gemm.shape));
+                status.map_err(|e| no_algo(format!("{e:?}")))?;
+                let algos: Vec<_> = found[..count.max(0) as usize]
+                    .iter()
+                    .filter(|h| h.state == sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS)
+                    .map(|h| h.algo)
+                    .collect();
+                if algos.is_empty() {
+                    return Err(no_algo("the heuristic returned none".into()));
+                }
+                algos
             };
-            self.plans.insert(key, Plan { desc, layouts, algo: heuristic.algo });
+            self.plans.insert(key, Plan { desc, layouts, algos: heuristic });
         }
         Ok(&self.plans[&key])
     }
 
+    /// How many algorithms the heuristic offers for this problem with C stored as `c_elem`
+    /// (at most [`MAX_ALGOS`]).
+    pub fn algo_count(&mut self, gemm: &Gemm, p: Precision, c_elem: Elem) -> Result<usize> {
+        Ok(self.plan(gemm, p, c_elem)?.algos.len())
+    }
+
     /// Row-major C = alpha*A*B + beta*C in `p`, with C stored as `c.elem` (the precision's
-    /// output type, or its 16-bit input type).
+    /// output type, or its 16-bit input type), by the heuristic's first algorithm.
     pub fn matmul(
         &mut self,
         gpu: &Gpu,
@@ -175,6 +203,21 @@ impl CublasLt {
         a: &DeviceMatrix,
         b: &DeviceMatrix,
         c: &mut DeviceMatrix,
+    ) -> Result<()> {
+        self.matmul_algo(gpu, p, gemm, a, b, c, 0)
+    }
+
+    /// The same by the heuristic's `algo`-th algorithm (0 = its first choice).
+    #[allow(clippy::too_many_arguments)]
+    pub fn matmul_algo(
+        &mut self,
+        gpu: &Gpu,
+        p: Precision,
+        gemm: &Gemm,
+        a: &DeviceMatrix,
+        b: &DeviceMatrix,
+        c: &mut DeviceMatrix,
+        algo: usize,
     ) -> Result<()> {
         gemm.shape.check_32bit()?;
         if a.elem != p.input() || b.elem != p.input() || !(c.elem == p.output() || c.elem == p.input()) {
@@ -189,6 +232,9 @@ impl CublasLt {
         let handle = self.handle;
         let w = self.workspace.device_ptr(&gpu.stream).0;
         let plan = self.plan(gemm, p, c.elem)?;
+        let algo = plan.algos.get(algo).ok_or_else(|| {
+            Error::BadInput(format!("cuBLASLt offers {} algorithms, not {}", plan.algos.len(), algo + 1))
+        })?;
         let pc = c.ptr(gpu);
         // SAFETY: descriptors match the buffers (checked above); the workspace is ours.
         unsafe {
@@ -205,7 +251,7 @@ impl CublasLt {
                 plan.layouts[2],
                 pc as *mut c_void,
                 plan.layouts[2],
-                &plan.algo,
+                algo,
                 w as *mut c_void,
                 WORKSPACE_BYTES,
                 gpu.stream.cu_stream() as *mut _,

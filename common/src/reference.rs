@@ -49,7 +49,7 @@ impl Cublas {
     }
 
     /// Row-major C = alpha*A*B + beta*C in `precision`, with A, B and C stored as the
-    /// precision says. cuBLAS is column-major, and a row-major matrix is its transpose in
+    /// precision says (FP16 and BF16 may also store C in their 16-bit type). cuBLAS is column-major, and a row-major matrix is its transpose in
     /// column-major, so compute C^T = B^T * A^T: B goes first.
     pub fn gemm(
         &self,
@@ -62,7 +62,12 @@ impl Cublas {
     ) -> Result<()> {
         let s = gemm.shape;
         s.check_32bit()?;
-        check_storage(precision, a, b, c)?;
+        let c16 = matches!(precision, Precision::F16 | Precision::Bf16) && c.elem == precision.input();
+        if !c16 {
+            check_storage(precision, a, b, c)?;
+        } else if a.elem != precision.input() || b.elem != precision.input() {
+            return Err(Error::BadInput(format!("buffers are not stored as {precision} expects")));
+        }
         let (m, n, k) = (s.m as i32, s.n as i32, s.k as i32);
         let ty = |e: Elem| match e {
             Elem::F16 => cb::cudaDataType::CUDA_R_16F,

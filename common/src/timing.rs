@@ -86,6 +86,41 @@ pub fn time_runs(gpu: &Gpu, plan: TimingPlan, mut launch: impl FnMut() -> Result
     Ok(Timing::from_samples(samples))
 }
 
+/// Runs per sample of [`time_back_to_back`].
+pub const BATCH: usize = 20;
+
+/// Times `launch` the way criterion and PyTorch's benchmarks do: [`BATCH`] runs queued back to
+/// back between two events, the sample being their mean. The batch is queued behind the gate, so
+/// the host's launches are not timed either; what differs from [`time_runs`] is that a run starts
+/// while the previous one drains its last wave, and the GPU never idles between runs. Returns the
+/// median of the per-run means.
+pub fn time_back_to_back(gpu: &Gpu, plan: TimingPlan, mut launch: impl FnMut() -> Result<()>) -> Result<Timing> {
+    let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    let stop = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    let gate = crate::gate::of(gpu)?;
+    let t0 = Instant::now();
+    while t0.elapsed() < plan.warmup {
+        for _ in 0..BATCH {
+            launch()?;
+        }
+        sync(gpu, "a warm-up batch")?;
+    }
+    let t1 = Instant::now();
+    let mut samples = Vec::new();
+    while samples.len() < plan.min_reps || (t1.elapsed() < plan.measure && samples.len() < plan.max_reps) {
+        gate.close(gpu)?;
+        start.record(&gpu.stream)?;
+        let queued = (0..BATCH).try_for_each(|_| launch());
+        stop.record(&gpu.stream)?;
+        gate.open();
+        queued?;
+        let ms = start.elapsed_ms(&stop).map_err(|e| Error::Cuda(format!("a timed batch failed: {e}")))?;
+        gate.check()?;
+        samples.push(ms as f64 / BATCH as f64);
+    }
+    Ok(Timing::from_samples(samples))
+}
+
 /// The kernel and cuBLAS (in the kernel's precision) timed on the same inputs in the same process.
 pub struct Comparison {
     pub gemm: Gemm,

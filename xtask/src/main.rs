@@ -6,6 +6,7 @@ mod bundle;
 mod cubin;
 mod mix;
 mod ptxas;
+mod references;
 mod results;
 mod svg;
 mod sweep;
@@ -43,6 +44,9 @@ enum Task {
     Mix(mix::Args),
     /// Every step and cuBLAS on a sweep of shapes (needs a GPU), into results/<gpu>.json
     Sweep(sweep::Args),
+    /// The top rung against every cuBLAS configuration and PyTorch, timed both ways (needs a
+    /// GPU), into results/references/<gpu>.json
+    References(references::Args),
     /// The book's tables and charts from the recorded results
     Book {
         /// Change nothing; fail on stale generated files, kernels changed since their
@@ -65,6 +69,7 @@ fn main() -> ExitCode {
         Task::Cubin(args) => cubin::run(args),
         Task::Mix(args) => mix::run(args),
         Task::Sweep(args) => sweep::run(args),
+        Task::References(args) => references::run(args),
         Task::Book { check } => book::run(check),
         Task::Grader(command) => grader::run(command),
     };

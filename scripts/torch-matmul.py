@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""PyTorch's torch.matmul on this GPU, the cross-check of the project's cuBLAS figures: what most
+users would call instead of the ladder. Times each precision and C type two ways, as
+`cargo xtask references` times the ladder and cuBLAS, and writes a JSON file that command merges:
+
+    python3 scripts/torch-matmul.py --out torch.json [--shapes 4096,8192,4096x11008x4096]
+    bundle/bin/xtask references --torch torch.json
+
+- one at a time: one call between two CUDA events, queued behind a sleeping kernel
+  (torch.cuda._sleep) so that the start event waits for the host to queue the call, as the
+  harness's gate does;
+- back to back: 20 calls between two events, their mean.
+
+Inputs are uniform in [-1, 1) in FP32, rounded to the precision's input type; the error is the
+relative Frobenius error of 64 rows of C against float64 on the FP32 inputs.
+"""
+import argparse
+import datetime
+import json
+import statistics
+import time
+
+import torch
+
+BATCH = 20
+SLEEP_CYCLES = 2_000_000  # about 1 ms at 2 GHz: longer than queueing one call takes
+
+
+def parse_shape(s):
+    dims = [int(x) for x in s.lower().split("x")]
+    if len(dims) == 1:
+        dims *= 3
+    if len(dims) != 3 or min(dims) < 1:
+        raise argparse.ArgumentTypeError(f"{s}: a shape is MxNxK or S")
+    return tuple(dims)
+
+
+def timed(call, method, warmup_s=0.1, measure_s=0.3, min_reps=5, max_reps=100):
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < warmup_s:
+        for _ in range(BATCH):
+            call()
+        torch.cuda.synchronize()
+    samples = []
+    t1 = time.perf_counter()
+    while len(samples) < min_reps or (time.perf_counter() - t1 < measure_s and len(samples) < max_reps):
+        torch.cuda._sleep(SLEEP_CYCLES)
+        start.record()
+        runs = 1 if method == "one at a time" else BATCH
+        for _ in range(runs):
+            call()
+        stop.record()
+        stop.synchronize()
+        samples.append(start.elapsed_time(stop) / runs)
+    return statistics.median(samples)
+
+
+def rel_err(c, exact, rows):
+    got = c[rows].double()
+    return ((got - exact).norm() / exact.norm()).item()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True, help="the JSON file to write")
+    ap.add_argument("--shapes", type=lambda s: [parse_shape(x) for x in s.split(",")],
+                    default=[(4096, 4096, 4096), (8192, 8192, 8192), (4096, 11008, 4096)],
+                    help="comma-separated MxNxK or S")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        raise SystemExit("error: PyTorch sees no CUDA GPU")
+    gen = torch.Generator(device="cuda").manual_seed(int(time.time_ns()) % (1 << 63))
+    rows_out = []
+    notes = []
+    for (m, n, k) in args.shapes:
+        a32 = torch.rand(m, k, device="cuda", generator=gen) * 2 - 1
+        b32 = torch.rand(k, n, device="cuda", generator=gen) * 2 - 1
+        rows = torch.linspace(0, m - 1, 64, device="cuda").long()
+        exact = a32[rows].double() @ b32.double()
+        flops = 2.0 * m * n * k
+        cases = []
+        for prec, dtype in (("fp16", torch.float16), ("bf16", torch.bfloat16)):
+            a, b = a32.to(dtype), b32.to(dtype)
+            cases.append((prec, dtype, "torch.matmul", lambda a=a, b=b: torch.matmul(a, b)))
+            try:
+                torch.mm(a[:8, :8], b[:8, :8], out_dtype=torch.float32)
+                cases.append((prec, torch.float32, "torch.mm(out_dtype=float32)",
+                              lambda a=a, b=b: torch.mm(a, b, out_dtype=torch.float32)))
+            except (TypeError, RuntimeError) as e:
+                notes.append(f"{prec}: no FP32 C ({e.__class__.__name__}: {str(e).splitlines()[0]})")
+        cases.append(("tf32", torch.float32, "torch.matmul, TF32 on", lambda: torch.matmul(a32, b32)))
+        cases.append(("3xtf32", torch.float32, "torch.matmul, TF32 off", lambda: torch.matmul(a32, b32)))
+        for prec, c_dtype, who, call in cases:
+            torch.backends.cuda.matmul.allow_tf32 = prec == "tf32"
+            c = call()
+            torch.cuda.synchronize()
+            assert c.dtype == c_dtype, (who, c.dtype)
+            err = rel_err(c, exact, rows)
+            del c
+            for method in ("one at a time", "back to back"):
+                ms = timed(call, method)
+                rows_out.append({
+                    "m": m, "n": n, "k": k, "precision": prec, "who": who,
+                    "c": {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32"}[c_dtype],
+                    "method": method, "ms": ms, "tflops": flops / (ms * 1e-3) / 1e12,
+                    "rel_err_vs_exact": err,
+                })
+                print(f"{m}x{n}x{k} {prec:6} {who:30} {method:13} {rows_out[-1]['tflops']:8.1f} TFLOP/s  err {err:.1e}")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    result = {
+        "tool": "scripts/torch-matmul.py" + ("; " + "; ".join(notes) if notes else ""),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+        "gpu": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda or "unknown",
+        "rows": rows_out,
+    }
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=1)
+        f.write("\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,381 @@
+//! `cargo xtask references [--torch FILE] [--shapes ...] [--precisions ...]`: the top rung of
+//! the ladder against every cuBLAS configuration a user can call ([`common::fairest`]) and, when
+//! given the file `scripts/torch-matmul.py` wrote on the same GPU, PyTorch's `torch.matmul`;
+//! each timed one at a time and back to back. Writes `results/references/<gpu>.json` and a
+//! Markdown table beside it that the book includes.
+
+use crate::sweep::{slug, today};
+use common::check::Prepared;
+use common::device::Gpu;
+use common::fairest::{Method, Timed, time_all};
+use common::lt::CublasLt;
+use common::precision::Elem;
+use common::reference::Cublas;
+use common::runner::Runner;
+use common::timing::TimingPlan;
+use common::{Gemm, Precision, Shape, Step, data};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The version of the file's schema.
+pub const SCHEMA: u32 = 1;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The results file (default: results/references/<gpu>.json, and .md beside it)
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Shapes, comma-separated MxNxK or S (default: 4096, 8192, 4096x11008x4096)
+    #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = crate::shape)]
+    shapes: Vec<Shape>,
+    /// Precisions, comma-separated (default: fp16,bf16,tf32,3xtf32)
+    #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = parse_precision)]
+    precisions: Vec<Precision>,
+    /// cuBLASLt algorithms to time per C type, the heuristic's first ones
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=common::lt::MAX_ALGOS as i64))]
+    algos: u16,
+    /// The JSON file scripts/torch-matmul.py wrote on this GPU, merged into the results
+    #[arg(long, value_name = "FILE")]
+    torch: Option<PathBuf>,
+}
+
+fn parse_precision(s: &str) -> Result<Precision, String> {
+    Precision::ALL
+        .into_iter()
+        .find(|p| p.label() == s.trim())
+        .ok_or_else(|| format!("`{s}` is not a precision (fp32, tf32, fp16, bf16, fp64, 3xtf32)"))
+}
+
+/// One timed configuration at one shape.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Row {
+    pub m: u64,
+    pub n: u64,
+    pub k: u64,
+    pub precision: String,
+    /// The step crate, the cuBLAS configuration, or `torch.matmul`.
+    pub who: String,
+    /// How C is stored: fp32, fp16 or bf16.
+    pub c: String,
+    /// "one at a time" or "back to back".
+    pub method: String,
+    pub ms: f64,
+    pub tflops: f64,
+    /// Relative Frobenius error against float64 on the FP32 inputs.
+    pub rel_err_vs_exact: Option<f64>,
+}
+
+/// What `scripts/torch-matmul.py` writes.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Torch {
+    pub tool: String,
+    pub date: String,
+    pub gpu: String,
+    pub torch: String,
+    pub cuda: String,
+    pub rows: Vec<Row>,
+}
+
+/// The file this task writes.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct References {
+    pub schema: u32,
+    pub tool: String,
+    pub date: String,
+    pub gpu: String,
+    pub cublas_version: i64,
+    /// The top rung's kernel hash per precision when it was timed.
+    pub kernel_hashes: std::collections::BTreeMap<String, String>,
+    pub torch: Option<Torch>,
+    pub rows: Vec<Row>,
+    /// cuBLAS configurations left out because they computed something else.
+    pub wrong: Vec<String>,
+}
+
+fn elem_label(e: Elem) -> &'static str {
+    match e {
+        Elem::F16 => "fp16",
+        Elem::Bf16 => "bf16",
+        Elem::F32 => "fp32",
+        Elem::F64 => "fp64",
+    }
+}
+
+/// The top rung in precision `p`: the last step of the ladder that computes in it.
+pub fn top_rung(p: Precision) -> Option<&'static Step> {
+    steps::ALL.iter().rev().find(|s| s.precision == p)
+}
+
+/// The target of the top rung in `p` against the fastest reference with the same C, as a ratio,
+/// with what the reference is ("cuBLAS SGEMM" for 3xTF32).
+pub fn target(p: Precision) -> Option<f64> {
+    match p {
+        Precision::F16 | Precision::Bf16 => Some(1.0),
+        Precision::Tf32 => Some(0.95),
+        Precision::Tf32x3 => Some(2.2),
+        _ => None,
+    }
+}
+
+pub fn run(Args { out, shapes, precisions, algos, torch }: Args) -> Result<(), String> {
+    let shapes = if shapes.is_empty() {
+        vec![Shape::cube(4096), Shape::cube(8192), Shape::new(4096, 11008, 4096)]
+    } else {
+        shapes
+    };
+    let precisions = if precisions.is_empty() {
+        vec![Precision::F16, Precision::Bf16, Precision::Tf32, Precision::Tf32x3]
+    } else {
+        precisions
+    };
+    let torch = torch.map(|f| load_torch(&f)).transpose()?;
+    let e = |e: common::Error| e.to_string();
+    let gpu = Gpu::shared().map_err(e)?;
+    let cublas = Cublas::new(&gpu).map_err(e)?;
+    let mut lt = CublasLt::new(&gpu).map_err(e)?;
+    let out = out.unwrap_or_else(|| PathBuf::from("results/references").join(format!("{}.json", slug(&gpu.name))));
+    let plan = TimingPlan {
+        warmup: Duration::from_millis(100),
+        measure: Duration::from_millis(300),
+        min_reps: 5,
+        max_reps: 100,
+    };
+    println!("references on {}: {} shapes x {} precisions", gpu.describe(), shapes.len(), precisions.len());
+    let mut rows = Vec::new();
+    let mut wrong = Vec::new();
+    let mut hashes = std::collections::BTreeMap::new();
+    for &shape in &shapes {
+        let gemm = Gemm::new(shape, 1.0, 0.0);
+        for &p in &precisions {
+            let step = top_rung(p).ok_or_else(|| format!("no step of the ladder computes {p}"))?;
+            let prepared = Prepared::new(&gpu, &cublas, &gemm, p, data::fresh_seed()).map_err(e)?;
+            let row = |who: String, c: Elem, m: Method, t: &common::timing::Timing, err: Option<f64>| Row {
+                m: shape.m as u64,
+                n: shape.n as u64,
+                k: shape.k as u64,
+                precision: p.label().into(),
+                who,
+                c: elem_label(c).into(),
+                method: m.label().into(),
+                ms: t.median_ms,
+                tflops: t.gflops(&gemm) / 1e3,
+                rel_err_vs_exact: err,
+            };
+            // The rung first, checked on the prepared problem, then each cuBLAS configuration.
+            let mut runner = Runner::new(&gpu, step, None).map_err(e)?;
+            hashes.insert(step.id(), step.kernel.hash());
+            let v = prepared.check(&mut runner).map_err(e)?;
+            if !v.passed() {
+                return Err(format!("{} at {shape}: {}", step.id(), v.report(&step.id())));
+            }
+            let err = v.vs_exact.as_ref().map_or(v.vs_cpu.rel_frobenius, |x| x.rel_frobenius);
+            let mut c = prepared.fresh_c(&gpu, 0).map_err(e)?;
+            for m in Method::BOTH {
+                let t = m.time(&gpu, plan, || runner.run(&gemm, &prepared.a, &prepared.b, &mut c)).map_err(e)?;
+                println!("{shape} {p} {:<26} {:<13} {:>8.1} TFLOP/s", step.id(), m.label(), t.gflops(&gemm) / 1e3);
+                rows.push(row(step.id(), p.output(), m, &t, Some(err)));
+            }
+            let (timed, left_out) = time_all(&gpu, &cublas, &mut lt, &prepared, plan, algos as usize).map_err(e)?;
+            wrong.extend(left_out.into_iter().map(|w| format!("{shape} {p}: {w}")));
+            for Timed { api, c, one_at_a_time, back_to_back, rel_err_vs_exact } in &timed {
+                for (m, t) in [(Method::OneAtATime, one_at_a_time), (Method::BackToBack, back_to_back)] {
+                    println!(
+                        "{shape} {p} {:<26} {:<13} {:>8.1} TFLOP/s ({} C)",
+                        api.label(),
+                        m.label(),
+                        t.gflops(&gemm) / 1e3,
+                        elem_label(*c)
+                    );
+                    rows.push(row(api.label(), *c, m, t, Some(*rel_err_vs_exact)));
+                }
+            }
+        }
+    }
+    let refs = References {
+        schema: SCHEMA,
+        tool: "cargo xtask references".into(),
+        date: today(),
+        gpu: gpu.name.clone(),
+        cublas_version: cublas.version as i64,
+        kernel_hashes: hashes,
+        torch,
+        rows,
+        wrong,
+    };
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let text = serde_json::to_string_pretty(&refs).map_err(|e| e.to_string())? + "\n";
+    std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
+    let md = out.with_extension("md");
+    std::fs::write(&md, markdown(&refs)).map_err(|e| format!("{}: {e}", md.display()))?;
+    println!("\n{}", markdown(&refs));
+    println!("wrote {} and {}", out.display(), md.display());
+    Ok(())
+}
+
+fn load_torch(path: &Path) -> Result<Torch, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: not a file of scripts/torch-matmul.py: {e}", path.display()))
+}
+
+/// Every row of the file, the torch rows included.
+fn all_rows(r: &References) -> Vec<&Row> {
+    r.rows.iter().chain(r.torch.iter().flat_map(|t| t.rows.iter())).collect()
+}
+
+/// The tables the book includes: per shape and precision every configuration in both methods,
+/// then the top rung against the fastest reference with the same C.
+pub fn markdown(r: &References) -> String {
+    let rows = all_rows(r);
+    let mut keys: Vec<(u64, u64, u64, String)> = Vec::new();
+    for x in &rows {
+        let key = (x.m, x.n, x.k, x.precision.clone());
+        if !keys.contains(&key) && r.rows.iter().any(|o| (o.m, o.n, o.k, &o.precision) == (x.m, x.n, x.k, &x.precision))
+        {
+            keys.push(key);
+        }
+    }
+    let mut s = String::new();
+    let torch =
+        r.torch.as_ref().map_or(String::new(), |t| format!("; PyTorch {} (CUDA {}), {}", t.torch, t.cuda, t.date));
+    let _ = writeln!(
+        s,
+        "{}, {}, cuBLAS {}{torch}. TFLOP/s (median); error: relative Frobenius error against float64 on the FP32 inputs.\n",
+        r.gpu, r.date, r.cublas_version
+    );
+    let _ = writeln!(s, "| shape | precision | who | C | one at a time | back to back | error vs float64 |");
+    let _ = writeln!(s, "|---|---|---|---|---:|---:|---:|");
+    for (m, n, k, p) in &keys {
+        let here: Vec<&&Row> = rows.iter().filter(|x| (x.m, x.n, x.k, &x.precision) == (*m, *n, *k, p)).collect();
+        let mut whos: Vec<(&str, &str)> = Vec::new();
+        for x in &here {
+            if !whos.contains(&(x.who.as_str(), x.c.as_str())) {
+                whos.push((x.who.as_str(), x.c.as_str()));
+            }
+        }
+        for (who, c) in whos {
+            let get = |method: &str| here.iter().find(|x| x.who == who && x.c == c && x.method == method);
+            let t = |method: &str| get(method).map_or("-".to_string(), |x| format!("{:.1}", x.tflops));
+            let err = get("one at a time")
+                .or(get("back to back"))
+                .and_then(|x| x.rel_err_vs_exact)
+                .map_or("-".into(), |e| format!("{e:.1e}"));
+            let _ = writeln!(
+                s,
+                "| {m}x{n}x{k} | {p} | {who} | {c} | {} | {} | {err} |",
+                t("one at a time"),
+                t("back to back")
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\nThe top rung against the fastest reference with the same C (FP32 C; 3xTF32 against FP32 SGEMM):\n"
+    );
+    let _ = writeln!(s, "| shape | precision | method | top rung | fastest reference | ratio | target | met |");
+    let _ = writeln!(s, "|---|---|---|---:|---|---:|---:|---|");
+    for (m, n, k, p) in &keys {
+        let Some(prec) = Precision::ALL.into_iter().find(|x| x.label() == p) else { continue };
+        let Some(step) = top_rung(prec) else { continue };
+        for method in Method::BOTH.map(Method::label) {
+            let at = |x: &&&Row| {
+                (x.m, x.n, x.k, &x.precision, x.method.as_str()) == (*m, *n, *k, p, method) && x.c == "fp32"
+            };
+            let Some(rung) = rows.iter().filter(at).find(|x| x.who == step.id()) else { continue };
+            // 3xTF32's reference is SGEMM: the torch rows in FP32 with TF32 off carry precision 3xtf32.
+            let Some(best) =
+                rows.iter().filter(at).filter(|x| x.who != step.id()).max_by(|a, b| a.tflops.total_cmp(&b.tflops))
+            else {
+                continue;
+            };
+            let ratio = rung.tflops / best.tflops;
+            let (goal, met) = target(prec)
+                .map_or(("-".to_string(), "-"), |g| (format!("{g:.2}"), if ratio >= g { "yes" } else { "no" }));
+            let _ = writeln!(
+                s,
+                "| {m}x{n}x{k} | {p} | {method} | {:.1} | {} {:.1} | {ratio:.3} | {goal} | {met} |",
+                rung.tflops, best.who, best.tflops
+            );
+        }
+    }
+    if !r.wrong.is_empty() {
+        let _ = writeln!(s, "\nLeft out (computed something else): {}", r.wrong.join("; "));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(who: &str, c: &str, method: &str, tflops: f64) -> Row {
+        Row {
+            m: 64,
+            n: 64,
+            k: 64,
+            precision: "fp16".into(),
+            who: who.into(),
+            c: c.into(),
+            method: method.into(),
+            ms: 1.0,
+            tflops,
+            rel_err_vs_exact: Some(1e-3),
+        }
+    }
+
+    #[test]
+    fn the_rung_meets_the_fastest_reference_with_its_c() {
+        let rung = top_rung(Precision::F16).unwrap().id();
+        let r = References {
+            schema: SCHEMA,
+            tool: "test".into(),
+            date: "2026-01-01".into(),
+            gpu: "GPU".into(),
+            cublas_version: 1,
+            kernel_hashes: Default::default(),
+            torch: Some(Torch {
+                tool: "t".into(),
+                date: "d".into(),
+                gpu: "GPU".into(),
+                torch: "2".into(),
+                cuda: "13".into(),
+                rows: vec![
+                    row("torch.matmul", "fp32", "back to back", 120.0),
+                    row("torch.matmul", "fp16", "back to back", 500.0),
+                ],
+            }),
+            rows: vec![
+                row(&rung, "fp32", "one at a time", 100.0),
+                row(&rung, "fp32", "back to back", 110.0),
+                row("cublasGemmEx", "fp32", "one at a time", 90.0),
+                row("cublasGemmEx", "fp32", "back to back", 100.0),
+            ],
+            wrong: vec![],
+        };
+        let md = markdown(&r);
+        // One at a time: 100 against cuBLAS's 90; back to back: 110 against torch's 120 (its
+        // 16-bit C row is another C type and does not count).
+        assert!(
+            md.contains("| 64x64x64 | fp16 | one at a time | 100.0 | cublasGemmEx 90.0 | 1.111 | 1.00 | yes |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 64x64x64 | fp16 | back to back | 110.0 | torch.matmul 120.0 | 0.917 | 1.00 | no |"),
+            "{md}"
+        );
+        assert!(md.contains("| 64x64x64 | fp16 | torch.matmul | fp16 | - | 500.0 | 1.0e-3 |"), "{md}");
+    }
+
+    #[test]
+    fn the_top_rungs() {
+        assert!(top_rung(Precision::F16).unwrap().name.starts_with("step09"));
+        assert!(top_rung(Precision::F32).unwrap().name.starts_with("step06"));
+        assert_eq!(target(Precision::Tf32x3), Some(2.2));
+    }
+}
