@@ -27,6 +27,11 @@ pub enum Precision {
     /// small*big is accumulated in FP32. An SGEMM with FP32-level error; cuBLAS SGEMM (TF32
     /// off) is its reference.
     Tf32x3,
+    /// FP16 inputs, FP32 accumulation on tensor cores, C stored in FP16 (what `torch.matmul`
+    /// returns for FP16 tensors); alpha and beta in FP32.
+    F16C16,
+    /// BF16 inputs, FP32 accumulation on tensor cores, C stored in BF16.
+    Bf16C16,
 }
 
 /// How a matrix is stored on the device.
@@ -49,8 +54,16 @@ impl Elem {
 }
 
 impl Precision {
-    pub const ALL: [Precision; 6] =
-        [Precision::F32, Precision::Tf32, Precision::F16, Precision::Bf16, Precision::F64, Precision::Tf32x3];
+    pub const ALL: [Precision; 8] = [
+        Precision::F32,
+        Precision::Tf32,
+        Precision::F16,
+        Precision::Bf16,
+        Precision::F64,
+        Precision::Tf32x3,
+        Precision::F16C16,
+        Precision::Bf16C16,
+    ];
 
     /// Short lower-case name, used in step ids, result files and flags: `fp16`.
     pub const fn label(self) -> &'static str {
@@ -61,6 +74,32 @@ impl Precision {
             Precision::Bf16 => "bf16",
             Precision::F64 => "fp64",
             Precision::Tf32x3 => "3xtf32",
+            Precision::F16C16 => "fp16-c16",
+            Precision::Bf16C16 => "bf16-c16",
+        }
+    }
+
+    /// The precision's code in the kernels' table (`common/include/precision.cuh`), passed to a
+    /// kernel as its `PREC` define.
+    pub const fn code(self) -> i64 {
+        match self {
+            Precision::F32 => 0,
+            Precision::F16 => 1,
+            Precision::Bf16 => 2,
+            Precision::Tf32 => 3,
+            Precision::F64 => 4,
+            Precision::Tf32x3 => 5,
+            Precision::F16C16 => 6,
+            Precision::Bf16C16 => 7,
+        }
+    }
+
+    /// The precision of the arithmetic, whatever C is stored as: FP16 for FP16 with a 16-bit C.
+    pub const fn arithmetic(self) -> Precision {
+        match self {
+            Precision::F16C16 => Precision::F16,
+            Precision::Bf16C16 => Precision::Bf16,
+            p => p,
         }
     }
 
@@ -71,18 +110,38 @@ impl Precision {
     /// Storage of A and B on the device.
     pub const fn input(self) -> Elem {
         match self {
-            Precision::F16 => Elem::F16,
-            Precision::Bf16 => Elem::Bf16,
+            Precision::F16 | Precision::F16C16 => Elem::F16,
+            Precision::Bf16 | Precision::Bf16C16 => Elem::Bf16,
             Precision::F64 => Elem::F64,
             Precision::F32 | Precision::Tf32 | Precision::Tf32x3 => Elem::F32,
         }
     }
 
-    /// Storage of C, and the type of alpha and beta.
+    /// Storage of C.
     pub const fn output(self) -> Elem {
         match self {
             Precision::F64 => Elem::F64,
+            Precision::F16C16 => Elem::F16,
+            Precision::Bf16C16 => Elem::Bf16,
             _ => Elem::F32,
+        }
+    }
+
+    /// The type of alpha and beta, and of the accumulation: FP64 for FP64, FP32 otherwise.
+    pub const fn scalar(self) -> Elem {
+        match self {
+            Precision::F64 => Elem::F64,
+            _ => Elem::F32,
+        }
+    }
+
+    /// Unit roundoff of C's storage when it is narrower than the accumulation (a 16-bit C: each
+    /// result rounded once more), else 0.
+    pub fn output_unit_roundoff(self) -> f64 {
+        match self {
+            Precision::F16C16 => 2f64.powi(-11),
+            Precision::Bf16C16 => 2f64.powi(-8),
+            _ => 0.0,
         }
     }
 
@@ -94,8 +153,8 @@ impl Precision {
     pub fn round_input(self, x: f32) -> f32 {
         match self {
             Precision::F32 | Precision::F64 | Precision::Tf32x3 => x,
-            Precision::F16 => half::f16::from_f32(x).to_f32(),
-            Precision::Bf16 => half::bf16::from_f32(x).to_f32(),
+            Precision::F16 | Precision::F16C16 => half::f16::from_f32(x).to_f32(),
+            Precision::Bf16 | Precision::Bf16C16 => half::bf16::from_f32(x).to_f32(),
             Precision::Tf32 => tf32_rna(x),
         }
     }
@@ -108,7 +167,7 @@ impl Precision {
 
     /// True when the kernel multiplies something other than the FP32 inputs.
     pub fn rounds_inputs(self) -> bool {
-        matches!(self, Precision::Tf32 | Precision::F16 | Precision::Bf16)
+        matches!(self.arithmetic(), Precision::Tf32 | Precision::F16 | Precision::Bf16)
     }
 
     /// Unit roundoff of the input format: the relative error of rounding one input. For
@@ -116,13 +175,13 @@ impl Precision {
     /// rounded to TF32 within 2^-21 |x|; the dropped small*small product is below 2^-20 |a b|, so a
     /// product is within 2 * 2^-21 + 2^-20 = 2^-19 of |a b|: 2^-20 per input.
     pub fn input_unit_roundoff(self) -> f64 {
-        match self {
+        match self.arithmetic() {
             // 10 stored mantissa bits: 2^-11.
             Precision::F16 | Precision::Tf32 => 2f64.powi(-11),
             // 7 stored mantissa bits: 2^-8.
             Precision::Bf16 => 2f64.powi(-8),
             Precision::Tf32x3 => 2f64.powi(-20),
-            Precision::F32 | Precision::F64 => 0.0,
+            _ => 0.0,
         }
     }
 
@@ -131,8 +190,8 @@ impl Precision {
     pub const fn min_cc(self) -> (i32, i32) {
         match self {
             Precision::F32 => (3, 5),
-            Precision::F16 => (7, 0),
-            Precision::Bf16 | Precision::Tf32 | Precision::F64 | Precision::Tf32x3 => (8, 0),
+            Precision::F16 | Precision::F16C16 => (7, 0),
+            Precision::Bf16 | Precision::Tf32 | Precision::F64 | Precision::Tf32x3 | Precision::Bf16C16 => (8, 0),
         }
     }
 }
@@ -167,6 +226,26 @@ mod tests {
         let x = 0.123_456_79f32;
         assert_eq!(tf32_rna(x).to_bits() & 0x1fff, 0);
         assert!(((tf32_rna(x) - x) / x).abs() as f64 <= Precision::Tf32.input_unit_roundoff());
+    }
+
+    /// The codes here and in the kernels' table (`enum PrecisionCode` of precision.cuh) agree.
+    #[test]
+    fn codes_match_the_kernels_table() {
+        let header = include_str!("../include/precision.cuh");
+        let table = header.split("enum PrecisionCode").nth(1).and_then(|t| t.split("};").next()).unwrap();
+        let mut named = 0;
+        for line in table.lines() {
+            let Some((name, rest)) = line.trim().split_once('=') else { continue };
+            let code: i64 = rest.trim().trim_start_matches(' ').split(',').next().unwrap().trim().parse().unwrap();
+            let p = Precision::ALL
+                .into_iter()
+                .find(|p| p.code() == code)
+                .unwrap_or_else(|| panic!("precision.cuh's {name} = {code} has no Precision"));
+            let expected = p.label().to_uppercase().replace('-', "_").replace("3XTF32", "TF32X3");
+            assert_eq!(name.trim(), expected, "code {code}");
+            named += 1;
+        }
+        assert_eq!(named, Precision::ALL.len(), "every precision has a code in precision.cuh");
     }
 
     #[test]

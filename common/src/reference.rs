@@ -62,6 +62,7 @@ impl Cublas {
     ) -> Result<()> {
         let s = gemm.shape;
         s.check_32bit()?;
+        // FP16 and BF16 offer a 16-bit C too (the fastest references store C so).
         let c16 = matches!(precision, Precision::F16 | Precision::Bf16) && c.elem == precision.input();
         if !c16 {
             check_storage(precision, a, b, c)?;
@@ -75,13 +76,14 @@ impl Cublas {
             Elem::F32 => cb::cudaDataType::CUDA_R_32F,
             Elem::F64 => cb::cudaDataType::CUDA_R_64F,
         };
-        let compute = match precision {
+        let compute = match precision.arithmetic() {
             // 3xTF32's reference is SGEMM: the accuracy it must match and the speed it must beat.
             Precision::F32 | Precision::F16 | Precision::Bf16 | Precision::Tf32x3 => {
                 cb::cublasComputeType_t::CUBLAS_COMPUTE_32F
             }
             Precision::Tf32 => cb::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32,
             Precision::F64 => cb::cublasComputeType_t::CUBLAS_COMPUTE_64F,
+            Precision::F16C16 | Precision::Bf16C16 => unreachable!("arithmetic() is FP16 or BF16"),
         };
         // The scalars have the compute type: double for FP64, float otherwise.
         let (alpha64, beta64) = (gemm.alpha as f64, gemm.beta as f64);

@@ -70,6 +70,9 @@ pub struct Tolerance {
     /// product of other values (the unrounded FP32 inputs): FP16's or TF32's 2^-11, 3xTF32's
     /// splitting error. 0 when the reference multiplies what the kernel multiplies.
     pub input_u: f64,
+    /// Unit roundoff of C's storage when it is narrower than the accumulation (a 16-bit C): the
+    /// result is rounded once more, and so was C0 when beta reads it. 0 for an FP32 or FP64 C.
+    pub output_u: f64,
 }
 
 /// What one element's bound is made of: the exact dot product `d` and the sum of the squares
@@ -84,8 +87,13 @@ pub struct Terms {
 }
 
 impl Tolerance {
-    pub const F32_VS_F64: Tolerance =
-        Tolerance { u: F32_UNIT_ROUNDOFF, sides: 1.0, accumulation: Accumulation::Nearest, input_u: 0.0 };
+    pub const F32_VS_F64: Tolerance = Tolerance {
+        u: F32_UNIT_ROUNDOFF,
+        sides: 1.0,
+        accumulation: Accumulation::Nearest,
+        input_u: 0.0,
+        output_u: 0.0,
+    };
     pub const F32_VS_F32: Tolerance = Tolerance { sides: 2.0, ..Self::F32_VS_F64 };
 
     /// The kernel against the float64 product of the inputs it multiplies (rounded to its
@@ -93,15 +101,17 @@ impl Tolerance {
     /// exact in FP32; the tensor cores add them with truncation. FP64 rounds to nearest at its
     /// own roundoff. 3xTF32 claims FP32 accuracy: it gets FP32's bound, plus its splitting
     /// error (each product within 2^-19 of a*b, [`Precision::input_unit_roundoff`]; TF32 alone
-    /// is 2^-10).
+    /// is 2^-10). A 16-bit C adds one rounding of the result to its storage.
     pub fn vs_reference(p: Precision) -> Tolerance {
-        match p {
+        let output_u = p.output_unit_roundoff();
+        match p.arithmetic() {
             Precision::F32 => Self::F32_VS_F64,
             Precision::Tf32 | Precision::F16 | Precision::Bf16 => {
-                Tolerance { accumulation: Accumulation::Truncated, ..Self::F32_VS_F64 }
+                Tolerance { accumulation: Accumulation::Truncated, output_u, ..Self::F32_VS_F64 }
             }
             Precision::Tf32x3 => Tolerance { input_u: p.input_unit_roundoff(), ..Self::F32_VS_F64 },
             Precision::F64 => Tolerance { u: f64::EPSILON / 2.0, ..Self::F32_VS_F64 },
+            Precision::F16C16 | Precision::Bf16C16 => unreachable!("arithmetic() is FP16 or BF16"),
         }
     }
 
@@ -128,7 +138,9 @@ impl Tolerance {
         // Each product a*b carries up to input_u of a and of b: a random walk over K products.
         let inputs = 2.0 * self.input_u * t.sumsq.sqrt();
         let epilogue = 3.0 * self.u * (t.alpha.abs() * t.dot.abs() + t.beta_c0.abs());
-        t.alpha.abs() * (self.sides * accumulation + inputs) + self.sides * epilogue
+        // A narrow C: the result rounded to it (on each side), and C0 rounded when it was stored.
+        let storage = self.output_u * (self.sides * (t.alpha.abs() * t.dot.abs() + t.beta_c0.abs()) + t.beta_c0.abs());
+        t.alpha.abs() * (self.sides * accumulation + inputs) + self.sides * epilogue + storage
     }
 
     /// How many sigmas one element may be off.

@@ -11,16 +11,14 @@ pub use common::launch::WarpTiles;
 /// loaded from shared memory feeds four products), 32 elements of K per stage. FP64: the
 /// tensor cores are 16x slower, so a 64x64 block of four 32x32 warps already keeps them busy.
 pub const fn tiles(p: Precision) -> WarpTiles {
-    match p {
+    match p.arithmetic() {
         Precision::F16 | Precision::Bf16 => {
             WarpTiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 64, stages: 5, min_blocks: 2 }
         }
         Precision::Tf32 | Precision::Tf32x3 => {
             WarpTiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 64, stages: 3, min_blocks: 2 }
         }
-        Precision::F64 | Precision::F32 => {
-            WarpTiles { bm: 64, bn: 64, bk: 32, wm: 32, wn: 32, stages: 2, min_blocks: 2 }
-        }
+        _ => WarpTiles { bm: 64, bn: 64, bk: 32, wm: 32, wn: 32, stages: 2, min_blocks: 2 },
     }
 }
 // ANCHOR_END: tiles

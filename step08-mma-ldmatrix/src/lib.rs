@@ -11,7 +11,7 @@ pub use common::launch::WarpTiles;
 /// a shared tile is a multiple of 128 bytes (the swizzle permutes the chunks of a 128-byte line):
 /// BK is 64 for 16-bit inputs and 32 for 4- and 8-byte ones.
 pub const fn tiles(p: Precision) -> WarpTiles {
-    match p {
+    match p.arithmetic() {
         Precision::F16 | Precision::Bf16 => {
             WarpTiles { bm: 256, bn: 128, bk: 64, wm: 64, wn: 64, stages: 3, min_blocks: 1 }
         }
@@ -21,24 +21,10 @@ pub const fn tiles(p: Precision) -> WarpTiles {
         // mma than 32 x 32), the largest that fit without spilling on sm_80 and sm_90.
         Precision::Tf32x3 => WarpTiles { bm: 128, bn: 128, bk: 32, wm: 64, wn: 32, stages: 3, min_blocks: 1 },
         // Fragments of 8-byte numbers: 32 x 32 warp tiles keep a K-tile of 32 within the registers.
-        Precision::F64 | Precision::F32 => {
-            WarpTiles { bm: 64, bn: 128, bk: 32, wm: 32, wn: 32, stages: 3, min_blocks: 1 }
-        }
+        _ => WarpTiles { bm: 64, bn: 128, bk: 32, wm: 32, wn: 32, stages: 3, min_blocks: 1 },
     }
 }
 // ANCHOR_END: tiles
-
-/// The kernel's name for each precision (its `PREC` define).
-pub const fn prec_code(p: Precision) -> i64 {
-    match p {
-        Precision::F16 => 1,
-        Precision::Bf16 => 2,
-        Precision::Tf32 => 3,
-        Precision::F64 => 4,
-        Precision::Tf32x3 => 5,
-        Precision::F32 => 0,
-    }
-}
 
 // ANCHOR: launch
 /// One block per BM x BN tile of C. The 16-byte copies (VEC) need every row of A and B to
@@ -52,7 +38,7 @@ pub fn launch_with(s: &Shape, p: Precision, t: WarpTiles) -> Launch {
     let edge = !(vec && s.m % t.bm == 0 && s.n % t.bn == 0 && s.k % t.bk == 0);
     let warps = (t.bm / t.wm) * (t.bn / t.wn);
     let mut launch = Launch::new((ceil_div(s.n, t.bn), ceil_div(s.m, t.bm), 1), (32 * warps as u32, 1, 1))
-        .define("PREC", prec_code(p))
+        .define("PREC", p.code())
         .define("BM", t.bm as i64)
         .define("BN", t.bn as i64)
         .define("BK", t.bk as i64)

@@ -39,17 +39,6 @@ pub const fn tiles(p: Precision) -> ClusterTiles {
 }
 // ANCHOR_END: tiles
 
-/// The kernel's name for each precision (its `PREC` define).
-pub const fn prec_code(p: Precision) -> i64 {
-    match p {
-        Precision::F16 => 1,
-        Precision::Bf16 => 2,
-        Precision::Tf32 => 3,
-        Precision::Tf32x3 => 5,
-        _ => 0,
-    }
-}
-
 /// Bytes of one ring buffer: an A tile (BM rows of 128 bytes) and a B tile (BN x BK, twice for 3xTF32).
 pub fn stage_bytes(p: Precision, t: ClusterTiles) -> usize {
     let planes = if p == Precision::Tf32x3 { 2 } else { 1 };
@@ -75,7 +64,7 @@ pub fn launch_with(s: &Shape, p: Precision, t: ClusterTiles) -> Launch {
     let edge = !(s.m % (t.bm * t.cluster) == 0 && s.n % t.bn == 0);
     let threads = 128 * (t.bm / 64 + 1) as u32;
     let mut launch = Launch::new((jobs * t.cluster, 1, 1), (threads, 1, 1))
-        .define("PREC", prec_code(p))
+        .define("PREC", p.code())
         .define("BM", t.bm as i64)
         .define("BN", t.bn as i64)
         .define("BK", bk as i64)

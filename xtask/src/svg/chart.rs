@@ -48,6 +48,7 @@ struct Series {
 fn name(p: Precision) -> String {
     match p {
         Precision::Tf32x3 => "3xTF32".into(),
+        Precision::F16C16 | Precision::Bf16C16 => format!("{} (16-bit C)", name(p.arithmetic())),
         p => p.label().to_uppercase(),
     }
 }
@@ -130,15 +131,15 @@ fn font(size: u32) -> TextStyle<'static> {
 }
 
 /// The marker of precision `p` centred on pixel (x, y) of `area`: FP32 ●, 3xTF32 ✚, FP16 ■,
-/// BF16 ◆, TF32 ▲, FP64 ▼.
+/// BF16 ◆, TF32 ▲, FP64 ▼; a 16-bit C draws its precision's marker hollow.
 fn marker(area: &Area, (x, y): (i32, i32), p: Precision, colour: RGBColor) -> Result<(), String> {
-    let style = colour.filled();
+    let style = if p.output_unit_roundoff() > 0.0 { colour.stroke_width(2) } else { colour.filled() };
     let poly =
         |pts: &[(i32, i32)]| Polygon::new(pts.iter().map(|&(dx, dy)| (x + dx, y + dy)).collect::<Vec<_>>(), style);
     match p {
         Precision::F32 => area.draw(&Circle::new((x, y), 7, style)),
-        Precision::F16 => area.draw(&Rectangle::new([(x - 6, y - 6), (x + 6, y + 6)], style)),
-        Precision::Bf16 => area.draw(&poly(&[(0, -9), (8, 0), (0, 9), (-8, 0)])),
+        Precision::F16 | Precision::F16C16 => area.draw(&Rectangle::new([(x - 6, y - 6), (x + 6, y + 6)], style)),
+        Precision::Bf16 | Precision::Bf16C16 => area.draw(&poly(&[(0, -9), (8, 0), (0, 9), (-8, 0)])),
         Precision::Tf32 => area.draw(&poly(&[(0, -9), (8, 6), (-8, 6)])),
         Precision::F64 => area.draw(&poly(&[(0, 9), (8, -6), (-8, -6)])),
         Precision::Tf32x3 => area.draw(&poly(&[
