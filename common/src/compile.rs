@@ -12,8 +12,11 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The shared device headers, embedded so that binaries run anywhere without the source tree.
-pub const HEADERS: &[(&str, &str)] =
-    &[("sgemm.cuh", include_str!("../include/sgemm.cuh")), ("tensor.cuh", include_str!("../include/tensor.cuh"))];
+pub const HEADERS: &[(&str, &str)] = &[
+    ("sgemm.cuh", include_str!("../include/sgemm.cuh")),
+    ("precision.cuh", include_str!("../include/precision.cuh")),
+    ("tensor.cuh", include_str!("../include/tensor.cuh")),
+];
 
 /// A kernel's source text and the name it is reported under (compile errors say `name(line)`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

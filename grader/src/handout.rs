@@ -103,8 +103,8 @@ fn readme(step: &Step, skeletons: &[&str]) -> String {
          ## Submit\n\n\
          Submit `{name}/src/kernel.cu` alone. It is graded by the course staff on the public shape suite, on hidden \
          shapes, on precision probes, under compute-sanitizer, and on its speed against the step's reference \
-         solution; it is compiled by itself, so it may include only `\"sgemm.cuh\"`, `\"tensor.cuh\"` and \
-         the CUDA headers (`<mma.h>`, `<cuda_fp16.h>`, ...). Grading needs the staff's copy of the ladder: \
+         solution; it is compiled by itself, so it may include only the ladder's own headers (`\"sgemm.cuh\"`, \
+         `\"precision.cuh\"`, `\"tensor.cuh\"`, `\"hopper.cuh\"`) and the CUDA headers (`<mma.h>`, `<cuda_fp16.h>`, ...). Grading needs the staff's copy of the ladder: \
          `cargo xtask grade` refuses in this one.\n",
         idea = step.idea,
         all = skeletons.join(", "),

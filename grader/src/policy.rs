@@ -7,8 +7,10 @@
 //! angle brackets, literally; `__has_include` is refused too (it tells whether any file exists).
 //! Anything else, a computed include among it, is refused with the line it is on.
 
-/// Headers the harness serves from memory (`common/include`), in quotes.
-pub const OWN_HEADERS: &[&str] = &["sgemm.cuh", "tensor.cuh"];
+/// Whether `h` is one of the headers the harness serves from memory (`common/include`).
+fn own_header(h: &str) -> bool {
+    common::compile::HEADERS.iter().any(|(name, _)| *name == h)
+}
 
 /// CUDA headers a kernel of the ladder may use, in angle brackets: what the steps' kernels
 /// include, and what they would reasonably reach for.
@@ -158,9 +160,7 @@ pub fn check_includes(name: &str, source: &str) -> Result<(), String> {
             continue;
         }
         let allowed = match (arg.strip_prefix('"'), arg.strip_prefix('<')) {
-            (Some(rest), _) => {
-                rest.strip_suffix('"').filter(|h| !h.contains('"')).is_some_and(|h| OWN_HEADERS.contains(&h))
-            }
+            (Some(rest), _) => rest.strip_suffix('"').filter(|h| !h.contains('"')).is_some_and(own_header),
             (_, Some(rest)) => {
                 rest.strip_suffix('>').filter(|h| !h.contains('>')).is_some_and(|h| CUDA_HEADERS.contains(&h))
             }
@@ -170,7 +170,7 @@ pub fn check_includes(name: &str, source: &str) -> Result<(), String> {
             return Err(format!(
                 "{name}({line_no}): `#{directive} {arg}` is not allowed: a submission may include only its step's \
                  headers (\"{}\") and CUDA headers such as <{}>, written literally",
-                OWN_HEADERS.join("\", \""),
+                common::compile::HEADERS.iter().map(|(name, _)| *name).collect::<Vec<_>>().join("\", \""),
                 CUDA_HEADERS[..3].join(">, <")
             ));
         }
