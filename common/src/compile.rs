@@ -16,6 +16,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("sgemm.cuh", include_str!("../include/sgemm.cuh")),
     ("precision.cuh", include_str!("../include/precision.cuh")),
     ("tensor.cuh", include_str!("../include/tensor.cuh")),
+    ("hopper.cuh", include_str!("../include/hopper.cuh")),
 ];
 
 /// A kernel's source text and the name it is reported under (compile errors say `name(line)`).

@@ -33,12 +33,13 @@ pub enum CublasConfig {
 }
 
 impl CublasConfig {
-    /// The configurations recorded for a precision: the 16-bit ones get all three, TF32 two,
-    /// the others (FP32, FP64, 3xTF32's SGEMM) only `cublasGemmEx`.
+    /// The configurations recorded for a precision: FP16 and BF16 get all three, TF32 and the
+    /// 16-bit C precisions two, the others (FP32, FP64, 3xTF32's SGEMM) only `cublasGemmEx`.
     pub fn for_precision(p: Precision) -> &'static [CublasConfig] {
         match p {
             Precision::F16 | Precision::Bf16 => &[CublasConfig::GemmEx, CublasConfig::Lt, CublasConfig::Lt16BitC],
-            Precision::Tf32 => &[CublasConfig::GemmEx, CublasConfig::Lt],
+            // C is 16-bit already: both doors with it.
+            Precision::Tf32 | Precision::F16C16 | Precision::Bf16C16 => &[CublasConfig::GemmEx, CublasConfig::Lt],
             _ => &[CublasConfig::GemmEx],
         }
     }
@@ -133,7 +134,7 @@ impl CublasLt {
                 Precision::F64 => sys::cublasComputeType_t::CUBLAS_COMPUTE_64F,
                 _ => sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
             };
-            let scale = lt_type(p.output());
+            let scale = lt_type(p.scalar());
             let input = lt_type(p.input());
             // Row-major C = A*B is column-major C^T = B^T * A^T: B first, no transposes.
             let desc = lt::create_matmul_desc(compute, scale).map_err(lt_err)?;

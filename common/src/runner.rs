@@ -130,13 +130,13 @@ impl Runner {
         // alpha and beta have C's type: double for FP64, float otherwise.
         let (alpha64, beta64) = (gemm.alpha as f64, gemm.beta as f64);
         args.arg(&m).arg(&n).arg(&k);
-        if p.output() == Elem::F64 {
+        if p.scalar() == Elem::F64 {
             args.arg(&alpha64)
         } else {
             args.arg(&gemm.alpha)
         };
         args.arg(&pa).arg(&pb);
-        if p.output() == Elem::F64 {
+        if p.scalar() == Elem::F64 {
             args.arg(&beta64)
         } else {
             args.arg(&gemm.beta)

@@ -128,6 +128,27 @@ pub fn run(
     Ok(())
 }
 
+/// What every tuner takes: a shape, optionally one precision, and an experiment.
+#[derive(clap::Parser)]
+#[command(name = "tune", version)]
+struct TunerArgs {
+    /// The shape, MxNxK or S
+    #[arg(value_parser = crate::cli::parse_shape, default_value = "4096")]
+    shape: Shape,
+    /// Only this precision (one of the step's)
+    #[arg(value_parser = |s: &str| Precision::parse(s).ok_or_else(|| format!("`{s}` is not a precision")))]
+    precision: Option<Precision>,
+    #[command(flatten)]
+    experiment: Experiment,
+}
+
+/// The `main` of a step's tuner (`examples/tune.rs`): parses the shape, the precision and the
+/// experiment, then [`run`]s `candidates` on the step's `variants`.
+pub fn main(variants: &[Step], candidates: impl Fn(Precision) -> Vec<Candidate>) -> std::process::ExitCode {
+    let args: TunerArgs = clap::Parser::parse();
+    crate::cli::tool_main(|| run(variants, args.shape, args.precision, &args.experiment, candidates))
+}
+
 #[cfg(test)]
 mod tests {
     use super::Experiment;

@@ -34,14 +34,20 @@ pub fn skeleton(step: &Step, source: &str) -> Result<String, String> {
     let signature = &region[..body_start];
     let inner: Vec<&str> =
         region.lines().filter_map(|l| l.trim().strip_prefix("// ANCHOR: ")).filter(|name| !name.is_empty()).collect();
-    let mut body = format!(
-        "\n    // TODO({}): {}.\n    // The book's chapter on this step explains the idea; its exercises are the assignment.\n\
-         \n    // Placeholder, to delete: every element of C becomes NaN, so every correctness check fails.\n    \
-         const long long threads = (long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;\n    \
+    // A kernel that stores C through its tensor map (steps 12 and 13) has no pointer to C.
+    let poison = if signature.contains("TensorMap tmC") {
+        "    poison_c<P>(&tmC, M, N);\n".to_string()
+    } else {
+        "    const long long threads = (long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;\n    \
          const long long block = blockIdx.x + (long long)gridDim.x * (blockIdx.y + (long long)gridDim.y * blockIdx.z);\n    \
          const long long thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n    \
-         for (long long i = block * blockDim.x * blockDim.y * blockDim.z + thread; i < (long long)M * N; i += threads) {{\n        \
-         C[i] = __int_as_float(0x7fc00000);\n    }}\n",
+         for (long long i = block * blockDim.x * blockDim.y * blockDim.z + thread; i < (long long)M * N; i += threads) {\n        \
+         C[i] = __int_as_float(0x7fc00000);\n    }\n"
+            .to_string()
+    };
+    let mut body = format!(
+        "\n    // TODO({}): {}.\n    // The book's chapter on this step explains the idea; its exercises are the assignment.\n\
+         \n    // Placeholder, to delete: every element of C becomes NaN, so every correctness check fails.\n{poison}",
         step.name, step.idea
     );
     for name in inner {

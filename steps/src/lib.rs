@@ -1,5 +1,5 @@
 //! The one registry of steps: benches, tools, recorded results and the book all read it.
-//! Adding a step is one new crate and one line here (one per precision for steps 7-9).
+//! Adding a step is one new crate and one line here (one per precision for steps 7-13).
 
 use common::Step;
 
@@ -21,8 +21,16 @@ pub static ALL: &[Step] = &[
     step08_mma_ldmatrix::TF32X3,
     step09_wgmma_tma::FP16,
     step09_wgmma_tma::BF16,
-    step09_wgmma_tma::TF32,
-    step09_wgmma_tma::TF32X3,
+    step10_warp_specialized::FP16,
+    step10_warp_specialized::BF16,
+    step11_cluster_persistent::FP16,
+    step11_cluster_persistent::BF16,
+    step12_epilogue::FP16,
+    step12_epilogue::BF16,
+    step12_epilogue::FP16_C16,
+    step12_epilogue::BF16_C16,
+    step13_3xtf32::TF32,
+    step13_3xtf32::TF32X3,
 ];
 
 /// Kernels kept beside the steps, embedded at build time so that no tool reads the source

@@ -123,7 +123,7 @@ fn table() -> Result<(), Failed> {
         kernels.push((format!("{} (FP32)", step.name), Runner::new(&gpu, step, None).map_err(e)?));
     }
     let hopper: &[&Step] = if gpu.cc == (9, 0) {
-        &[&step08_mma_ldmatrix::TF32X3, &step09_wgmma_tma::TF32X3]
+        &[&step08_mma_ldmatrix::TF32X3, &step13_3xtf32::TF32X3]
     } else {
         &[&step08_mma_ldmatrix::TF32X3]
     };

@@ -1,0 +1,419 @@
+// Hopper's machinery for the top of the ladder (steps 9-13), one named function per PTX
+// instruction, so that a kernel body reads as its idea (included as "hopper.cuh"; sm_90a).
+//   mbarriers     a 64-bit counter in shared memory that the TMA and threads arrive on
+//   TMA           whole tiles between global and shared memory, described by a tensor map
+//   clusters      blocks on neighbouring SMs that signal each other's barriers
+//   wgmma         a warpgroup's asynchronous matrix product from shared memory
+//   epilogue      the accumulators' layout, and how steps 9-11 write them to C
+#pragma once
+#include "precision.cuh"
+
+// A CUtensorMap (cuda.h): 128 opaque bytes the host fills with cuTensorMapEncodeTiled. Passed
+// by value as a __grid_constant__ kernel parameter, the TMA reads it from parameter memory.
+struct __align__(64) TensorMap {
+    unsigned long long opaque[16];
+};
+
+// The shared-memory address of a pointer into shared memory (what PTX's .shared operands take).
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// ---------------------------------------------------------------- mbarriers
+// ANCHOR: barriers
+// An mbarrier counts the arrivals (and, for the TMA, the bytes) of its current phase; when all
+// that was announced has arrived, the phase completes and the barrier's parity flips. Waiters
+// spin on the parity of the phase they wait for.
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned arrivals) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(arrivals));
+}
+// Makes the initialised barriers visible to the TMA and to the other blocks of the cluster.
+__device__ __forceinline__ void fence_barrier_init() {
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+// The producer's arrival, announcing how many bytes the TMA will deliver in this phase.
+__device__ __forceinline__ void mbar_expect_bytes(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+// A plain arrival on a barrier of this block.
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ bool mbar_try_wait(unsigned bar, unsigned parity) {
+    unsigned done;
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    return done;
+}
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+    while (!mbar_try_wait(bar, parity)) {
+    }
+}
+// ANCHOR_END: barriers
+
+// ---------------------------------------------------------------- clusters
+// ANCHOR: cluster
+__device__ __forceinline__ unsigned cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+// Every thread of every block of the cluster meets here (a __syncthreads across the cluster).
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// An arrival on the barrier at the same address in block `rank` of the cluster (this block too).
+// It orders nothing but itself (the default, CTA-scope release): the consumers wrote nothing the
+// producer needs to see, and a cluster-scope release would cost a GPU-wide memory barrier.
+__device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned rank) {
+    asm volatile(
+        "{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
+        " mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+        "r"(rank)
+        : "memory");
+}
+// ANCHOR_END: cluster
+
+// ---------------------------------------------------------------- TMA
+// ANCHOR: tma
+// A box of the tensor `map` at coordinates (x innermost, y) into shared memory at `dst`,
+// completing its bytes on `bar`. With a multicast mask the same box lands at `dst` (and
+// completes on `bar`) in every block of the cluster whose bit is set.
+__device__ __forceinline__ void tma_load(unsigned dst, const TensorMap* map, unsigned bar, int x, int y,
+                                         unsigned short multicast = 0) {
+    const unsigned long long m = reinterpret_cast<unsigned long long>(map);
+    if (multicast)
+        asm volatile(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+            " [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(dst),
+            "l"(m), "r"(bar), "r"(x), "r"(y), "h"(multicast)
+            : "memory");
+    else
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                     " [%0], [%1, {%3, %4}], [%2];\n" ::"r"(dst),
+                     "l"(m), "r"(bar), "r"(x), "r"(y)
+                     : "memory");
+}
+// The same for a 3-dimensional tensor (3xTF32's B^T: z picks the big or the small plane).
+__device__ __forceinline__ void tma_load(unsigned dst, const TensorMap* map, unsigned bar, int x, int y, int z,
+                                         unsigned short multicast) {
+    const unsigned long long m = reinterpret_cast<unsigned long long>(map);
+    if (multicast)
+        asm volatile(
+            "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+            " [%0], [%1, {%3, %4, %5}], [%2], %6;\n" ::"r"(dst),
+            "l"(m), "r"(bar), "r"(x), "r"(y), "r"(z), "h"(multicast)
+            : "memory");
+    else
+        asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                     " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(dst),
+                     "l"(m), "r"(bar), "r"(x), "r"(y), "r"(z)
+                     : "memory");
+}
+// ANCHOR_END: tma
+
+// ANCHOR: tma_store
+// A box of shared memory at `src` into the tensor `map` at (x, y); the TMA writes only what lies
+// inside the tensor. The copy reads shared memory after the instruction has issued: ordinary
+// stores to `src` must be fenced into the async proxy first (fence_async_shared, by every thread
+// that wrote, before a barrier), and `src` rewritten only after tma_store_wait says it was read.
+__device__ __forceinline__ void tma_store(const TensorMap* map, unsigned src, int x, int y) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                     reinterpret_cast<unsigned long long>(map)),
+                 "r"(src), "r"(x), "r"(y)
+                 : "memory");
+}
+__device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Waits until at most N of this thread's committed stores still read their shared memory.
+template <int N>
+__device__ __forceinline__ void tma_store_wait() {
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+// Waits until every committed store has written global memory (before a block may exit).
+__device__ __forceinline__ void tma_store_drain() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+// Ordinary shared-memory stores, ordered before the async proxy's (the TMA's) reads.
+__device__ __forceinline__ void fence_async_shared() {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// A barrier for `threads` threads (a multiple of 32) under the name `id` (1-15; 0 is
+// __syncthreads): one warpgroup meets without stopping the others.
+__device__ __forceinline__ void named_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+// ANCHOR_END: tma_store
+
+// ---------------------------------------------------------------- wgmma
+// ANCHOR: descriptor
+// A wgmma operand in shared memory: start address, the byte distance between 8-row groups
+// (SBO) and between 64-element column blocks of an MN-major tile (LBO), and the swizzle (1:
+// 128 bytes, as the TMA wrote it). Addresses and offsets are stored in units of 16 bytes.
+__device__ __forceinline__ unsigned long long descriptor(unsigned addr, unsigned lbo, unsigned sbo) {
+    return (unsigned long long)((addr & 0x3FFFF) >> 4) | (unsigned long long)(lbo >> 4) << 16 |
+           (unsigned long long)(sbo >> 4) << 32 | 1ull << 62;
+}
+// ANCHOR_END: descriptor
+
+// ANCHOR: wgmma_sync
+// Registers the accumulators as written before the first wgmma reads them; commit closes a group
+// of wgmma; wait<N> returns when at most N of this warpgroup's groups are still running.
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Moves registers between the warpgroups of a block: a producer that needs few gives them to
+// consumers that hold accumulators (only with __launch_bounds__(threads, 1)).
+template <int R>
+__device__ __forceinline__ void setmaxnreg_dec() {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R));
+}
+template <int R>
+__device__ __forceinline__ void setmaxnreg_inc() {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(R));
+}
+// ANCHOR_END: wgmma_sync
+
+// The accumulators as asm operands: a 64 x W tile is W / 2 floats per thread.
+#define WG_ACC8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+                   "+f"(d[i + 6]), "+f"(d[i + 7])
+#define WG_ACC64(i) WG_ACC8(i), WG_ACC8(i + 8), WG_ACC8(i + 16), WG_ACC8(i + 24), WG_ACC8(i + 32), WG_ACC8(i + 40), \
+                    WG_ACC8(i + 48), WG_ACC8(i + 56)
+#define WG_D64 "{" \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63" \
+    "}"
+#define WG_D128 "{" \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+    "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+    "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+    "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127" \
+    "}"
+
+// ANCHOR: wgmma
+// d = A * B + (accumulate ? d : 0) for a 64 x W x 16 tile in FP16 or BF16 (Prec<P>::bf16), A
+// (K-major) and B (N-major: read transposed, the last immediate) from shared memory. W is 128
+// or 256; a tile W wide uses the first W / 2 of the thread's accumulators.
+template <class P, int W, int NREG>
+__device__ __forceinline__ void wgmma(float (&d)[NREG], unsigned long long a, unsigned long long b, int accumulate = 1) {
+    static_assert(P::mma_k == 16 && (W == 128 || W == 256) && NREG >= W / 2, "a 64 x 128 or 64 x 256 16-bit wgmma");
+    if constexpr (W == 256 && P::bf16)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 " WG_D128 ", %128, %129, p, 1, 1, 0, 1;\n}\n"
+                     : WG_ACC64(0), WG_ACC64(64)
+                     : "l"(a), "l"(b), "r"(accumulate));
+    else if constexpr (W == 256)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 " WG_D128 ", %128, %129, p, 1, 1, 0, 1;\n}\n"
+                     : WG_ACC64(0), WG_ACC64(64)
+                     : "l"(a), "l"(b), "r"(accumulate));
+    else if constexpr (P::bf16)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " WG_D64 ", %64, %65, p, 1, 1, 0, 1;\n}\n"
+                     : WG_ACC64(0)
+                     : "l"(a), "l"(b), "r"(accumulate));
+    else
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " WG_D64 ", %64, %65, p, 1, 1, 0, 1;\n}\n"
+                     : WG_ACC64(0)
+                     : "l"(a), "l"(b), "r"(accumulate));
+}
+// ANCHOR_END: wgmma
+
+// ANCHOR: wgmma_tf32
+// The same, 64 x W x 8 in TF32: A from registers (this warp's 16 rows, as mma.m16n8k8 holds
+// them), B K-major from shared memory (wgmma reads 32-bit operands K-major only).
+template <int W, int NREG>
+__device__ __forceinline__ void wgmma_tf32(float (&d)[NREG], const unsigned (&a)[4], unsigned long long b,
+                                           int accumulate = 1) {
+    static_assert((W == 128 || W == 256) && NREG >= W / 2, "a 64 x 128 or 64 x 256 TF32 wgmma");
+    if constexpr (W == 256)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " WG_D128
+                     ", {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+                     : WG_ACC64(0), WG_ACC64(64)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
+    else
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " WG_D64
+                     ", {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+                     : WG_ACC64(0)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
+}
+// ANCHOR_END: wgmma_tf32
+
+// ---------------------------------------------------------------- epilogue
+// ANCHOR: epilogue
+// The accumulator layout of a 64 x W wgmma tile is mma.m16n8's, repeated: warp w of the
+// warpgroup holds rows 16w + g and 16w + g + 8 (g = lane / 4), and d[4j..4j+3] are columns
+// 8j + 2t, 8j + 2t + 1 (t = lane % 4) of those two rows.
+// C[r][c], C[r][c+1] = alpha*acc + beta*C for the elements inside C (C is not read when
+// beta == 0); one 8-byte store when rows of C are 8-byte aligned (VEC: N is even).
+__device__ __forceinline__ void store_pair(float* C, int r, int c, int M, int N, float v0, float v1, float alpha,
+                                           float beta) {
+    if (r >= M) return;
+    float* p = &C[r * N + c];
+    if (VEC && c < N) {
+        float2 out = make_float2(alpha * v0, alpha * v1);
+        if (beta != 0.0f) out.x += beta * p[0], out.y += beta * p[1];
+        *reinterpret_cast<float2*>(p) = out;
+    } else if (!VEC) {
+        if (c < N) p[0] = beta == 0.0f ? alpha * v0 : alpha * v0 + beta * p[0];
+        if (c + 1 < N) p[1] = beta == 0.0f ? alpha * v1 : alpha * v1 + beta * p[1];
+    }
+}
+// A warpgroup's 64 x W tile of accumulators at C[row0][col0].
+template <int W, int NREG>
+__device__ __forceinline__ void store_tile(float* C, int row0, int col0, int M, int N, const float (&d)[NREG],
+                                           float alpha, float beta) {
+    const int lane = threadIdx.x % 32, r = row0 + (threadIdx.x % 128) / 32 * 16 + lane / 4;
+#pragma unroll
+    for (int j = 0; j < W / 8; ++j) {
+        const int c = col0 + 8 * j + 2 * (lane % 4);
+        store_pair(C, r, c, M, N, d[4 * j], d[4 * j + 1], alpha, beta);
+        store_pair(C, r + 8, c, M, N, d[4 * j + 2], d[4 * j + 3], alpha, beta);
+    }
+}
+// ANCHOR_END: epilogue
+
+// ANCHOR: store_chunks
+// Steps 12 and 13: C through shared memory and the TMA. A chunk of C is 64 rows of one
+// 128-byte swizzled row each (32 floats or 64 halves), one TMA box of C's tensor map.
+constexpr int CHUNK_BYTES = 64 * 128;
+// One consumer's 64 x W tile of accumulators d to C at (row, col), chunk by chunk through its two
+// staging buffers at `stage` (the TMA's layout: 16-byte unit u of row r at (u ^ r % 8) * 16).
+// `chunks` counts the consumer's chunks so far: it picks the buffer and the barrier's parity.
+// The consumer's 128 threads meet at named barrier `id`; thread 0 talks to the TMA.
+template <class P, int W, int NREG>
+__device__ __forceinline__ void store_chunks(const TensorMap* tmC, unsigned stage, unsigned long long* loaded, int id,
+                                             int& chunks, int row, int col, const float (&d)[NREG], float alpha,
+                                             float beta) {
+    constexpr int ROW = 128, CHUNK_COLS = ROW / (int)sizeof(typename P::out_t);
+    const int tid = threadIdx.x % 128, lane = tid % 32;
+    const int r = tid / 32 * 16 + lane / 4, t4 = lane % 4;  // rows r and r + 8, columns 8j + 2 t4
+#pragma unroll
+    for (int q = 0; q < W / CHUNK_COLS; ++q, ++chunks) {
+        const int b = chunks % 2;
+        const unsigned buf = stage + b * CHUNK_BYTES, bar = smem_addr(&loaded[b]);
+        // The store that last read this buffer (two chunks ago) must be done reading it.
+        if (tid == 0) tma_store_wait<1>();
+        named_sync(id, 128);
+        if (beta != 0.0f) {
+            if (tid == 0) {
+                mbar_expect_bytes(bar, CHUNK_BYTES);
+                tma_load(buf, tmC, bar, col + q * CHUNK_COLS, row);
+            }
+            mbar_wait(bar, chunks / 2 % 2);
+        }
+#pragma unroll
+        for (int jj = 0; jj < CHUNK_COLS / 8; ++jj) {
+            const int j = q * CHUNK_COLS / 8 + jj, byte = (8 * jj + 2 * t4) * sizeof(typename P::out_t);
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int rr = r + 8 * half;
+                const unsigned at = buf + rr * ROW + ((byte / 16) ^ (rr % 8)) * 16 + byte % 16;
+                float v0 = alpha * d[4 * j + 2 * half], v1 = alpha * d[4 * j + 2 * half + 1];
+                if constexpr (sizeof(typename P::out_t) == 4) {
+                    if (beta != 0.0f) {
+                        float o0, o1;
+                        asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(o0), "=f"(o1) : "r"(at));
+                        v0 += beta * o0, v1 += beta * o1;
+                    }
+                    asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(v0), "f"(v1));
+                } else {
+                    if (beta != 0.0f) {
+                        unsigned short o0, o1;
+                        asm volatile("ld.shared.v2.u16 {%0, %1}, [%2];\n" : "=h"(o0), "=h"(o1) : "r"(at));
+                        v0 += beta * P::from_c(o0), v1 += beta * P::from_c(o1);
+                    }
+                    asm volatile("st.shared.v2.u16 [%0], {%1, %2};\n" ::"r"(at), "h"(P::to_c(v0)), "h"(P::to_c(v1)));
+                }
+            }
+        }
+        // Every thread's writes, ordered before the TMA reads them; then one thread stores.
+        fence_async_shared();
+        named_sync(id, 128);
+        if (tid == 0) {
+            tma_store(tmC, buf, col + q * CHUNK_COLS, row);
+            tma_store_commit();
+        }
+    }
+}
+// ANCHOR_END: store_chunks
+
+// ---------------------------------------------------------------- the persistent schedule
+// ANCHOR: schedule
+// A job is one cluster's tile of C: CM vertically adjacent TM x TN block tiles (the kernel's
+// CLUSTER, BM and BN). Jobs are numbered down a group of G cluster rows (GROUP), one column of the
+// group after another, then the next group: the jobs running at the same time (consecutive
+// numbers) cover a squarish patch of C and share its rows of A and columns of B in L2, where row
+// after row (G = 1) every patch would need all of B.
+template <int TM, int TN, int CM, int G>
+__device__ __forceinline__ int2 job_origin(int job, int M, int N, unsigned rank) {
+    const int cols = CEIL_DIV(N, TN), rows = CEIL_DIV(CEIL_DIV(M, TM), CM);
+    const int first = job / (G * cols) * G, height = min(G, rows - first);
+    const int in_group = job % (G * cols);
+    const int row = first + in_group % height, col = in_group / height;
+    return make_int2((row * CM + (int)rank) * TM, col * TN);
+}
+
+// What a cluster computes in one turn: its block's tile of C at `at` (row, column), `width`
+// columns wide.
+struct Work {
+    int2 at;
+    int width;
+};
+// The clusters take jobs in turns: cluster c does jobs c, c + clusters, ... When the last turn
+// would leave more than half of the clusters idle (`tail` jobs for `clusters` clusters), its
+// jobs are cut in two halves of TN / 2 columns (if HALF), so that the last turn takes half as
+// long: `units` counts whole jobs and halves.
+template <int TM, int TN, int CM, int G, bool HALF>
+struct Schedule {
+    int jobs, whole, units;
+    __device__ Schedule(int M, int N, int clusters) {
+        jobs = CEIL_DIV(CEIL_DIV(M, TM), CM) * CEIL_DIV(N, TN);
+        const int tail = jobs % clusters;
+        whole = HALF && 2 * tail <= clusters ? jobs - tail : jobs;
+        units = whole + 2 * (jobs - whole);
+    }
+    __device__ Work unit(int u, int M, int N, unsigned rank) const {
+        if (u < whole) return {job_origin<TM, TN, CM, G>(u, M, N, rank), TN};
+        const int2 at = job_origin<TM, TN, CM, G>(whole + (u - whole) / 2, M, N, rank);
+        return {make_int2(at.x, at.y + (u - whole) % 2 * (TN / 2)), TN / 2};
+    }
+};
+// ANCHOR_END: schedule
+
+// A compile-time width for a generic lambda: the K loop is written once and compiled for BN and
+// BN / 2 (a choice made inside the loop would make the compiler serialize the wgmma).
+template <int W>
+struct Width {
+    static constexpr int value = W;
+};
+
+// The handout's skeleton of a kernel that stores C through its tensor map (steps 12 and 13):
+// every element of C becomes NaN (bytes of 0xff are a NaN in FP32, FP16 and BF16), one box of
+// 64 rows x 128 bytes at a time, so that every correctness check fails until the kernel is written.
+template <class P>
+__device__ void poison_c(const TensorMap* tmC, int M, int N) {
+    __shared__ __align__(1024) unsigned char nan[CHUNK_BYTES];
+    for (int i = threadIdx.x; i < CHUNK_BYTES; i += blockDim.x) nan[i] = 0xff;
+    fence_async_shared();
+    __syncthreads();
+    constexpr int COLS = 128 / sizeof(typename P::out_t);
+    const int across = CEIL_DIV(N, COLS), boxes = across * CEIL_DIV(M, 64);
+    if (threadIdx.x == 0) {
+        for (int b = blockIdx.x; b < boxes; b += gridDim.x) tma_store(tmC, smem_addr(nan), b % across * COLS, b / across * 64);
+        tma_store_commit();
+        tma_store_drain();
+    }
+}

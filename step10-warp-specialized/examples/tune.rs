@@ -1,0 +1,26 @@
+//! How step 10's tiles were chosen: consumers per block, tile width and ring depth, verified and
+//! timed against cuBLAS in the same precision, at one shape (default 4096^3).
+//!
+//!     cargo run --release -p step10-warp-specialized --example tune10 [-- MxNxK [fp16|bf16]]
+
+use common::hopper::HopperTiles;
+use common::tune::Candidate;
+use step10_warp_specialized::{VARIANTS, launch_with, tiles};
+
+/// The chosen tiles first, then one change at a time.
+fn candidates(p: common::Precision) -> Vec<Candidate> {
+    let base = tiles(p);
+    [
+        base,
+        HopperTiles { stages: 3, ..base },
+        HopperTiles { bm: 64, ..base },
+        HopperTiles { bn: 128, stages: 6, ..base },
+    ]
+    .into_iter()
+    .map(|t| Candidate::new(t.to_string(), move |s| launch_with(s, p, t)))
+    .collect()
+}
+
+fn main() -> std::process::ExitCode {
+    common::tune::main(&VARIANTS, candidates)
+}

@@ -1,0 +1,101 @@
+// Step 10: warp specialization. In step 9 the warpgroup that multiplies also issues the copies,
+// and between two tiles it waits: for the TMA while the ring is empty, for its own products
+// before it may refill a buffer. Here the block divides the work. Warpgroup 0, the producer,
+// only copies: one of its threads keeps the ring of STAGES buffers full, waiting on an `empty`
+// barrier per buffer. The other warpgroups, the consumers, only multiply: each waits for a full
+// buffer, multiplies its 64 rows of the tile with wgmma, and hands the buffer back by arriving
+// on `empty`. Two consumers share each B tile, so the block's tile is 128 x BN for the same copy
+// of B. The producer needs few registers and the consumers many (their accumulators):
+// `setmaxnreg` moves registers from one to the other.
+//
+// FP16 and BF16 (Prec<PREC>), as step 9.
+#include "sgemm.cuh"
+#include "hopper.cuh"
+
+// ANCHOR: config
+typedef Prec<PREC> P;
+static_assert(sizeof(P::in_t) == 2, "steps 9-12 multiply FP16 or BF16");
+// BM x BN of C per block: BM / 64 consumer warpgroups, each one 64 x BN wgmma tile. BK is one
+// 128-byte row of K (64 halves): the TMA's widest swizzle.
+constexpr int CONSUMERS = BM / 64;
+#define NUM_THREADS (128 * (CONSUMERS + 1))
+constexpr int ROW = 128;          // bytes of a tile row in shared memory
+constexpr int A_BYTES = BM * ROW;  // A tile: BM rows of BK elements
+constexpr int B_BYTES = BN * ROW;  // B tile: BK rows of BN elements, in boxes of 64 columns
+constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+constexpr int BOX_BYTES = 64 * ROW;  // a TMA box of B: 64 columns of C by BK
+static_assert(BK * sizeof(P::in_t) == ROW, "a tile row is one 128-byte swizzle row");
+static_assert(BM % 64 == 0 && (BN == 128 || BN == 256), "64 x 128 or 64 x 256 wgmma tiles");
+static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "tiles start on the swizzle's 1024-byte period");
+// ANCHOR_END: config
+
+// ANCHOR: kernel
+extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
+    sgemm(int M, int N, int K, float alpha, const __grid_constant__ TensorMap tmA,
+          const __grid_constant__ TensorMap tmB, float beta, float* C) {
+    // The ring of STAGES (A tile, B tile) buffers, each on a 1024-byte boundary (the period of
+    // the 128-byte swizzle), and two barriers per buffer: full (the TMA's bytes have landed) and
+    // empty (every consumer is done with it).
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
+    const unsigned smem = (smem_addr(smem_raw) + 1023) & ~1023u;
+    auto a_tile = [&](int s) { return smem + s * STAGE_BYTES; };
+    auto b_tile = [&](int s) { return smem + s * STAGE_BYTES + A_BYTES; };
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN, tiles = CEIL_DIV(K, BK);
+    const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(smem_addr(&full[s]), 1);           // the producer's arrival (+ bytes)
+            mbar_init(smem_addr(&empty[s]), CONSUMERS);  // one per consumer warpgroup
+        }
+        fence_barrier_init();
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        // ANCHOR: producer
+        // The producer gives registers away (consumers hold the accumulators); one thread
+        // issues every copy.
+        setmaxnreg_dec<40>();
+        if (tid == 0) {
+            for (int t = 0; t < tiles; ++t) {
+                const int s = t % STAGES;
+                // Wait until the consumers released this buffer's last use.
+                if (t >= STAGES) mbar_wait(smem_addr(&empty[s]), (t / STAGES + 1) % 2);
+                const unsigned bar = smem_addr(&full[s]);
+                mbar_expect_bytes(bar, STAGE_BYTES);
+                tma_load(a_tile(s), &tmA, bar, t * BK, row0);
+                for (int j = 0; j < BN / 64; ++j)
+                    tma_load(b_tile(s) + j * BOX_BYTES, &tmB, bar, col0 + 64 * j, t * BK);
+            }
+        }
+        // ANCHOR_END: producer
+    } else {
+        // ANCHOR: consumer
+        setmaxnreg_inc<232>();
+        const int consumer = wg - 1;
+        float d[BN / 2];
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+        for (int t = 0; t < tiles; ++t) {
+            const int s = t % STAGES;
+            mbar_wait(smem_addr(&full[s]), (t / STAGES) % 2);
+            const unsigned a = a_tile(s) + consumer * 64 * ROW;  // this consumer's 64 rows of A
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < BK / P::mma_k; ++kk)
+                // A: +32 bytes of K per step inside the swizzled rows; B: +16 rows of K.
+                wgmma<P, BN>(d, descriptor(a + kk * 32, 16, 1024), descriptor(b_tile(s) + kk * 16 * ROW, BOX_BYTES, 1024));
+            wgmma_commit();
+            // Keep this tile's products running; once the previous tile's are done, hand its
+            // buffer back (one arrival per consumer warpgroup).
+            wgmma_wait<1>();
+            if (tid == 0 && t > 0) mbar_arrive(smem_addr(&empty[(t - 1) % STAGES]));
+        }
+        wgmma_wait<0>();
+        // ANCHOR_END: consumer
+        store_tile<BN>(C, row0 + consumer * 64, col0, M, N, d, alpha, beta);
+    }
+}
+// ANCHOR_END: kernel

@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    common::cli::main_variants(&step10_warp_specialized::VARIANTS)
+}

@@ -1,0 +1,140 @@
+// Step 11: clusters and a persistent grid. Two changes to step 10's block, both about what
+// happens around the K loop rather than in it.
+// - CLUSTER blocks launched together on neighbouring SMs compute vertically adjacent tiles of
+//   C, which need the same B tile: each block's producer loads a part of it and the TMA
+//   multicasts that part into every block of the cluster. A buffer is then free only when the
+//   consumers of every block are done with it, so they arrive on the empty barriers of the whole
+//   cluster.
+// - The grid is persistent: one cluster per pair of SMs, each walking through C's tiles in an
+//   order that keeps the tiles running at once close together in L2 (Schedule). The ring runs
+//   on from one tile into the next, so the producer loads the next tile while the consumers
+//   store the last one; a last turn that would leave most clusters idle is cut into halves.
+//
+// FP16 and BF16 (Prec<PREC>), as step 10.
+#include "sgemm.cuh"
+#include "hopper.cuh"
+
+// ANCHOR: config
+typedef Prec<PREC> P;
+static_assert(sizeof(P::in_t) == 2, "steps 9-12 multiply FP16 or BF16");
+// BM x BN of C per block: BM / 64 consumer warpgroups, each one 64 x BN wgmma tile. BK is one
+// 128-byte row of K (64 halves): the TMA's widest swizzle.
+constexpr int CONSUMERS = BM / 64;
+#define NUM_THREADS (128 * (CONSUMERS + 1))
+constexpr int ROW = 128;          // bytes of a tile row in shared memory
+constexpr int A_BYTES = BM * ROW;  // A tile: BM rows of BK elements
+constexpr int B_BYTES = BN * ROW;  // B tile: BK rows of BN elements, in boxes of 64 columns
+constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+constexpr int BOX_BYTES = 64 * ROW;  // a TMA box of B: 64 columns of C by BK
+static_assert(BK * sizeof(P::in_t) == ROW, "a tile row is one 128-byte swizzle row");
+static_assert(BM % 64 == 0 && (BN == 128 || BN == 256) && BN % (64 * CLUSTER) == 0, "tiles");
+static_assert(!HALVES || BN / 2 % (64 * CLUSTER) == 0, "half jobs split B's boxes among the cluster");
+static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "tiles start on the swizzle's 1024-byte period");
+// The TMA's multicast mask: every block of the cluster (0: no multicast).
+constexpr unsigned short MULTICAST = CLUSTER > 1 ? (1 << CLUSTER) - 1 : 0;
+typedef Schedule<BM, BN, CLUSTER, GROUP, HALVES> Jobs;
+// ANCHOR_END: config
+
+// ANCHOR: kernel
+extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
+    sgemm(int M, int N, int K, float alpha, const __grid_constant__ TensorMap tmA,
+          const __grid_constant__ TensorMap tmB, float beta, float* C) {
+    // The ring of STAGES (A tile, B tile) buffers, each on a 1024-byte boundary (the period of
+    // the 128-byte swizzle), and two barriers per buffer: full (the TMA's bytes have landed) and
+    // empty (every consumer of the cluster is done with it).
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
+    const unsigned smem = (smem_addr(smem_raw) + 1023) & ~1023u;
+    auto a_tile = [&](int s) { return smem + s * STAGE_BYTES; };
+    auto b_tile = [&](int s) { return smem + s * STAGE_BYTES + A_BYTES; };
+    const int wg = threadIdx.x / 128, tid = threadIdx.x % 128, tiles = CEIL_DIV(K, BK);
+    const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
+    // ANCHOR: turns
+    // This cluster's turns: its number in the grid, then every (clusters in the grid)-th unit.
+    const Jobs jobs(M, N, gridDim.x / CLUSTER);
+    const int first = blockIdx.x / CLUSTER, stride = gridDim.x / CLUSTER;
+    // ANCHOR_END: turns
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(smem_addr(&full[s]), 1);                      // the producer's arrival (+ bytes)
+            mbar_init(smem_addr(&empty[s]), CONSUMERS * CLUSTER);   // one per consumer of the cluster
+        }
+        fence_barrier_init();
+    }
+    // Barriers initialised in every block before any block signals them.
+    if (CLUSTER > 1) cluster_sync();
+    else __syncthreads();
+
+    if (wg == 0) {
+        // ANCHOR: producer
+        setmaxnreg_dec<40>();
+        if (tid == 0) {
+            int it = 0;  // buffers filled so far: the ring runs on from one unit to the next
+            for (int u = first; u < jobs.units; u += stride) {
+                const Work w = jobs.unit(u, M, N, rank);
+                // B comes in boxes of 64 columns of C (8 KiB: 64 x BK); this block loads its
+                // share of the unit's boxes for the whole cluster.
+                const int boxes = w.width / 64 / CLUSTER;
+                for (int t = 0; t < tiles; ++t, ++it) {
+                    const int s = it % STAGES;
+                    // Wait until the consumers of the cluster released this buffer's last use.
+                    if (it >= STAGES) mbar_wait(smem_addr(&empty[s]), (it / STAGES + 1) % 2);
+                    // A, and all of the unit's B (own part + peers')
+                    const unsigned bar = smem_addr(&full[s]);
+                    mbar_expect_bytes(bar, A_BYTES + w.width * ROW);
+                    tma_load(a_tile(s), &tmA, bar, t * BK, w.at.x);
+                    for (int j = rank * boxes; j < (int)(rank + 1) * boxes; ++j)
+                        tma_load(b_tile(s) + j * BOX_BYTES, &tmB, bar, w.at.y + 64 * j, t * BK, MULTICAST);
+                }
+            }
+        }
+        // ANCHOR_END: producer
+    } else {
+        // ANCHOR: consumer
+        setmaxnreg_inc<232>();
+        const int consumer = wg - 1;
+        // Hands buffer s back: one arrival per consumer warpgroup on every block's empty barrier.
+        auto release = [&](int s) {
+            if (tid == 0)
+                for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(smem_addr(&empty[s]), r);
+        };
+        float d[BN / 2];
+        int it = 0;  // buffers used so far, as the producer counts them
+        for (int u = first; u < jobs.units; u += stride) {
+            const Work w = jobs.unit(u, M, N, rank);
+#pragma unroll
+            for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+            // The K loop for a tile W wide, compiled for W = BN and (half jobs) BN / 2.
+            auto mainloop = [&](auto width) {
+                constexpr int W = decltype(width)::value;
+                for (int t = 0; t < tiles; ++t, ++it) {
+                    const int s = it % STAGES;
+                    mbar_wait(smem_addr(&full[s]), (it / STAGES) % 2);
+                    const unsigned a = a_tile(s) + consumer * 64 * ROW;
+                    wgmma_fence();
+#pragma unroll
+                    for (int kk = 0; kk < BK / P::mma_k; ++kk)
+                        wgmma<P, W>(d, descriptor(a + kk * 32, 16, 1024), descriptor(b_tile(s) + kk * 16 * ROW, BOX_BYTES, 1024));
+                    wgmma_commit();
+                    wgmma_wait<1>();
+                    if (t > 0) release((it - 1) % STAGES);
+                }
+                wgmma_wait<0>();
+                if (tiles > 0) release((it - 1) % STAGES);
+            };
+            const int row = w.at.x + consumer * 64;
+            if (HALVES && w.width < BN) {
+                mainloop(Width<HALVES ? BN / 2 : BN>{});
+                store_tile<HALVES ? BN / 2 : BN>(C, row, w.at.y, M, N, d, alpha, beta);
+            } else {
+                mainloop(Width<BN>{});
+                store_tile<BN>(C, row, w.at.y, M, N, d, alpha, beta);
+            }
+        }
+        // ANCHOR_END: consumer
+    }
+    // No block leaves while a peer may still signal its barriers.
+    if (CLUSTER > 1) cluster_sync();
+}
+// ANCHOR_END: kernel

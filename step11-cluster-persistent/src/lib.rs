@@ -1,0 +1,62 @@
+//! Step 11: clusters and a persistent grid. Two blocks of a cluster share each B tile by TMA
+//! multicast; one cluster per pair of SMs walks through C's tiles in groups that share rows of A
+//! and columns of B in L2, cutting a last turn that would leave most clusters idle into halves.
+//! FP16 and BF16; sm_90a only.
+
+use common::hopper::{self, HopperTiles};
+use common::host::HostCall;
+use common::{Launch, Precision, Result, Shape, Step, kernel_source};
+
+// ANCHOR: tiles
+/// Step 10's block, two blocks per cluster, groups of eight cluster rows (chosen with
+/// `examples/tune.rs`, see notes/hopper.md).
+pub const fn tiles(_: Precision) -> HopperTiles {
+    HopperTiles { bm: 128, bn: 256, stages: 4, cluster: 2, group: 8 }
+}
+// ANCHOR_END: tiles
+
+/// Whether the kernel cuts the jobs of the last turn into two halves of BN / 2 columns: when each
+/// half still gives every block of the cluster whole 64-column boxes of B.
+pub fn halves(t: HopperTiles) -> bool {
+    (t.bn / 2) % (64 * t.cluster) == 0
+}
+
+// ANCHOR: launch
+/// One cluster per job (CLUSTER vertically adjacent BM x BN tiles of C), laid out along x; the
+/// host shrinks the grid to the clusters the GPU holds at once (`persistent_grid`).
+pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
+    let threads = 128 * (t.bm / 64 + 1) as u32;
+    t.launch(s, p, (t.jobs(s) * t.cluster, 1, 1), threads, 1, 0).define("HALVES", halves(t) as i64)
+}
+// ANCHOR_END: launch
+
+// ANCHOR: host
+/// One GEMM: the tensor maps of A and B, then a persistent cluster launch.
+fn run(call: &mut HostCall<'_>) -> Result<()> {
+    let (bm, bk) = (call.launch.value("BM").unwrap_or(0) as usize, HopperTiles::bk(call.precision));
+    let (a, b) = (hopper::a_map(call, bm, bk)?, hopper::b_map(call, bk)?);
+    let grid = hopper::persistent_grid(call)?;
+    hopper::launch_sgemm(call, (&a, &b), None, grid)
+}
+// ANCHOR_END: host
+
+const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
+    Step {
+        name: "step11-cluster-persistent",
+        idea: "clusters share B tiles by TMA multicast; a persistent grid walks C in groups",
+        kernel: kernel_source!("src/kernel.cu"),
+        launch,
+        min_cc: (9, 0),
+        precision,
+        arch: Some("sm_90a"),
+        host: Some(run),
+    }
+}
+
+common::precision_steps! {
+    FP16 = F16,
+    BF16 = Bf16,
+}
+
+/// The precisions of this step, FP16 first (the binary's default).
+pub const VARIANTS: [Step; 2] = [FP16, BF16];

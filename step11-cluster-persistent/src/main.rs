@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    common::cli::main_variants(&step11_cluster_persistent::VARIANTS)
+}
