@@ -157,6 +157,18 @@ impl Prepared {
     }
 }
 
+impl Prepared {
+    /// Checks a result against the float64 CPU rows alone (and the exact product of the FP32 inputs,
+    /// for the precisions that round them): cheap at any size, for results that are references
+    /// themselves (cuBLAS's other configurations).
+    pub fn check_rows(&self, got: &[f64]) -> (crate::verify::Check, Option<crate::verify::Check>) {
+        let (gemm, c0, p) = (&self.gemm, &self.inputs.c0, self.precision);
+        let against = |name, tol, reference| compare(name, gemm, tol, &self.scales, c0, got, reference);
+        let exact = self.exact.as_ref().map(|r| against("exact FP32 product", Tolerance::vs_exact(p), r));
+        (against("CPU f64", Tolerance::vs_reference(p), &self.cpu), exact)
+    }
+}
+
 /// The scales of the bounds ([`Scales`]: A*B and (A∘A)*(B∘B)) of the values a kernel multiplies:
 /// on the CPU for small problems, with cuBLAS SGEMM for large ones (two more products next to
 /// the reference's, instead of a CPU product of every row). `product`, when given, is A*B

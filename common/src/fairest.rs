@@ -1,15 +1,16 @@
-//! The fairest reference: every way a user can ask cuBLAS for one GEMM on this GPU, each
-//! checked once and then timed both ways. `cublasGemmEx` with the precision's C and, for FP16 and
-//! BF16, a 16-bit C; `cublasLtMatmul` with a workspace, each of the heuristic's top algorithms,
-//! with the same C types. One call at a time behind the gate ([`time_runs`]) is how the ladder
-//! times; back to back ([`time_back_to_back`]) is how criterion and PyTorch's benchmarks time.
-//! `cargo xtask references` records them beside the top rung and PyTorch's `torch.matmul`.
+//! The fairest reference: every way a user can ask cuBLAS for one GEMM on this GPU.
+//! `cublasGemmEx` and each of cuBLASLt's top heuristic algorithms (with a workspace), with C in
+//! FP32 and, for FP16 and BF16, in the inputs' 16-bit type (what `torch.matmul` returns). Each is
+//! checked once and then timed both ways, one at a time behind the gate ([`time_runs`], how the
+//! ladder times) and back to back ([`time_back_to_back`], how criterion and PyTorch's benchmarks
+//! time), in rounds that interleave them with the rungs they are compared with, so that the
+//! GPU's clock, which drifts with its temperature over seconds of tensor-core work, treats them
+//! alike. `cargo xtask references` records them beside the top rungs and PyTorch's `torch.matmul`.
 
 use crate::check::Prepared;
 use crate::device::{Gpu, sync};
 use crate::lt::CublasLt;
 use crate::matrix::DeviceMatrix;
-use crate::precision::{Elem, Precision};
 use crate::reference::Cublas;
 use crate::timing::{Timing, TimingPlan, time_back_to_back, time_runs};
 use crate::{Error, Result};
@@ -44,129 +45,85 @@ impl Method {
 
 /// Which door into cuBLAS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Api {
+pub enum Door {
     GemmEx,
     /// The heuristic's `n`-th algorithm (0 = its first choice).
     Lt(usize),
 }
 
-impl Api {
+impl Door {
     pub fn label(self) -> String {
         match self {
-            Api::GemmEx => "cublasGemmEx".into(),
-            Api::Lt(i) => format!("cublasLt algorithm {}", i + 1),
+            Door::GemmEx => "cublasGemmEx".into(),
+            Door::Lt(i) => format!("cublasLt algorithm {}", i + 1),
         }
     }
 }
 
-/// The C types a user can ask cuBLAS for in precision `p`: its own output, and for FP16 and BF16
-/// also the 16-bit input type (what `torch.matmul` returns).
-pub fn c_types(p: Precision) -> Vec<Elem> {
-    match p {
-        Precision::F16 | Precision::Bf16 => vec![p.output(), p.input()],
-        _ => vec![p.output()],
-    }
+/// One cuBLAS configuration on a prepared problem, whose precision says how C is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CublasCall {
+    pub door: Door,
 }
 
-/// One cuBLAS configuration, timed both ways.
-#[derive(Clone, Debug)]
-pub struct Timed {
-    pub api: Api,
-    pub c: Elem,
-    pub one_at_a_time: Timing,
-    pub back_to_back: Timing,
-    /// Relative Frobenius error against float64 on the FP32 inputs (the FP32 problem).
-    pub rel_err_vs_exact: f64,
-}
-
-impl Timed {
-    pub fn timing(&self, m: Method) -> &Timing {
-        match m {
-            Method::OneAtATime => &self.one_at_a_time,
-            Method::BackToBack => &self.back_to_back,
+impl CublasCall {
+    /// C = alpha*A*B + beta*C on `p`'s inputs into `c` (stored as `p`'s precision says).
+    pub fn run(&self, gpu: &Gpu, blas: &Cublas, lt: &mut CublasLt, p: &Prepared, c: &mut DeviceMatrix) -> Result<()> {
+        let (a, b) = p.cublas_inputs();
+        match self.door {
+            Door::GemmEx => blas.gemm(gpu, p.precision, &p.gemm, a, b, c),
+            Door::Lt(i) => lt.matmul_algo(gpu, p.precision, &p.gemm, a, b, c, i),
         }
     }
 }
 
-/// Every configuration of the precision of `p` (`algos` of cuBLASLt's at most), each checked once
-/// on the prepared problem (a 16-bit C to a relative error under 1%, what its rounding allows;
-/// otherwise as a kernel is checked) and timed both ways. A configuration that computes something
-/// else is left out and named in the second list.
-pub fn time_all(
+/// The configurations of `p`'s precision and C type, `GemmEx` and cuBLASLt's first `algos`, each
+/// run once and checked against the CPU rows of `p` (as a kernel is checked there). Returns
+/// those that computed the product, each with its error against float64 on the FP32 inputs,
+/// and a line for each that did not.
+pub fn checked_calls(
     gpu: &Gpu,
     blas: &Cublas,
     lt: &mut CublasLt,
     p: &Prepared,
-    plan: TimingPlan,
     algos: usize,
-) -> Result<(Vec<Timed>, Vec<String>)> {
-    let (ca, cb) = p.cublas_inputs();
-    let prec = p.precision;
-    let (mut timed, mut wrong) = (Vec::new(), Vec::new());
-    for c_elem in c_types(prec) {
-        let n = lt.algo_count(&p.gemm, prec, c_elem)?.min(algos);
-        let apis = std::iter::once(Api::GemmEx).chain((0..n).map(Api::Lt));
-        for api in apis {
-            let mut run = |c: &mut DeviceMatrix| match api {
-                Api::GemmEx => blas.gemm(gpu, prec, &p.gemm, ca, cb, c),
-                Api::Lt(i) => lt.matmul_algo(gpu, prec, &p.gemm, ca, cb, c, i),
-            };
-            let mut c = DeviceMatrix::guarded(gpu, &p.inputs.c0, c_elem, 0)?;
-            run(&mut c)?;
-            sync(gpu, "a cuBLAS configuration")?;
-            let v = p.check_result(&c.download(gpu)?);
-            let ok = if c_elem == prec.output() { v.passed() } else { v.vs_cublas.rel_frobenius < 1e-2 };
-            let name = format!("{} with {c_elem:?} C", api.label());
-            if !ok {
-                wrong.push(format!("{name}: {}", v.report(&name)));
-                continue;
-            }
-            let one_at_a_time = Method::OneAtATime.time(gpu, plan, || run(&mut c))?;
-            let back_to_back = Method::BackToBack.time(gpu, plan, || run(&mut c))?;
-            let rel_err_vs_exact = v.vs_exact.as_ref().map_or(v.vs_cpu.rel_frobenius, |x| x.rel_frobenius);
-            timed.push(Timed { api, c: c_elem, one_at_a_time, back_to_back, rel_err_vs_exact });
+) -> Result<(Vec<(CublasCall, f64)>, Vec<String>)> {
+    let n = lt.algo_count(&p.gemm, p.precision, p.precision.output())?.min(algos);
+    let (mut ok, mut wrong) = (Vec::new(), Vec::new());
+    for door in std::iter::once(Door::GemmEx).chain((0..n).map(Door::Lt)) {
+        let call = CublasCall { door };
+        let mut c = p.fresh_c(gpu, 0)?;
+        call.run(gpu, blas, lt, p, &mut c)?;
+        sync(gpu, "a cuBLAS configuration")?;
+        let (rows, exact) = p.check_rows(&c.download(gpu)?);
+        if rows.passed() {
+            ok.push((call, exact.as_ref().unwrap_or(&rows).rel_frobenius));
+        } else {
+            wrong.push(format!("{} ({}): {rows}", door.label(), p.precision));
         }
     }
-    if timed.is_empty() {
-        return Err(Error::Cuda(format!("no cuBLAS configuration computed {prec} correctly: {}", wrong.join("; "))));
+    if ok.is_empty() {
+        return Err(Error::Cuda(format!("no cuBLAS configuration computed {} correctly: {}", p.precision, wrong.join("; "))));
     }
-    Ok((timed, wrong))
+    Ok((ok, wrong))
 }
 
-/// The fastest configuration with C stored as `c` in method `m`.
-pub fn fastest(timed: &[Timed], c: Elem, m: Method) -> Option<&Timed> {
-    timed.iter().filter(|t| t.c == c).min_by(|a, b| a.timing(m).median_ms.total_cmp(&b.timing(m).median_ms))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sixteen_bit_precisions_offer_a_sixteen_bit_c() {
-        assert_eq!(c_types(Precision::F16), vec![Elem::F32, Elem::F16]);
-        assert_eq!(c_types(Precision::Bf16), vec![Elem::F32, Elem::Bf16]);
-        assert_eq!(c_types(Precision::Tf32), vec![Elem::F32]);
-        assert_eq!(c_types(Precision::Tf32x3), vec![Elem::F32]);
+/// Times every contender (a closure that queues one run of it) with both methods, in `rounds`
+/// rounds that go through all of them in turn; each contender's time is the median of its rounds'
+/// medians. Returns [one at a time, back to back] per contender.
+pub fn interleaved(
+    gpu: &Gpu,
+    plan: TimingPlan,
+    rounds: usize,
+    contenders: &mut [&mut dyn FnMut() -> Result<()>],
+) -> Result<Vec<[Timing; 2]>> {
+    let mut samples = vec![[Vec::new(), Vec::new()]; contenders.len()];
+    for _ in 0..rounds {
+        for (run, s) in contenders.iter_mut().zip(&mut samples) {
+            for (m, method) in Method::BOTH.into_iter().enumerate() {
+                s[m].push(method.time(gpu, plan, &mut **run)?.median_ms);
+            }
+        }
     }
-
-    #[test]
-    fn fastest_picks_by_method_and_c_type() {
-        let t = |ms: f64| Timing::from_samples(vec![ms]);
-        let rows = vec![
-            Timed {
-                api: Api::GemmEx,
-                c: Elem::F32,
-                one_at_a_time: t(2.0),
-                back_to_back: t(1.5),
-                rel_err_vs_exact: 0.0,
-            },
-            Timed { api: Api::Lt(0), c: Elem::F32, one_at_a_time: t(1.8), back_to_back: t(1.6), rel_err_vs_exact: 0.0 },
-            Timed { api: Api::Lt(1), c: Elem::F16, one_at_a_time: t(1.0), back_to_back: t(0.9), rel_err_vs_exact: 0.0 },
-        ];
-        assert_eq!(fastest(&rows, Elem::F32, Method::OneAtATime).unwrap().api, Api::Lt(0));
-        assert_eq!(fastest(&rows, Elem::F32, Method::BackToBack).unwrap().api, Api::GemmEx);
-        assert_eq!(fastest(&rows, Elem::F16, Method::BackToBack).unwrap().api, Api::Lt(1));
-        assert!(fastest(&rows, Elem::Bf16, Method::BackToBack).is_none());
-    }
+    Ok(samples.into_iter().map(|[a, b]| [Timing::from_samples(a), Timing::from_samples(b)]).collect())
 }

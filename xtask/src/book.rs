@@ -49,7 +49,7 @@ fn summary(r: &Results) -> String {
         r.sweep.nvrtc_version,
         r.sweep.cublas_version,
         r.sweep.cublas_math,
-        r.sweep.date,
+        r.dates(|s| r.steps().contains(&s)),
         r.sweep.gpu.peak_fp32_gflops / 1e3,
         cublas / 1e3,
         r.sweep.gpu.peak_dram_gbs,
@@ -220,7 +220,7 @@ fn readme_table(r: &Results) -> String {
         r.sweep.gpu.sms,
         r.sweep.gpu.driver_cuda_version,
         r.sweep.cublas_version,
-        r.sweep.date,
+        r.dates(|s| r.steps().contains(&s)),
         r.slug,
         r.slug,
     );
@@ -239,7 +239,7 @@ fn readme_table(r: &Results) -> String {
     let mut names: Vec<&str> = steps::ALL.iter().filter(|s| s.precision != Precision::F32).map(|s| s.name).collect();
     names.dedup();
     if !names.is_empty() {
-        s += "\nThe tensor-core steps, same sweep, against cuBLAS in the same precision (3xTF32: against cuBLAS SGEMM):\n";
+        s += "\nThe tensor-core steps, against cuBLAS in the same precision (3xTF32: against cuBLAS SGEMM):\n";
     }
     for name in names {
         let _ = write!(s, "\n- step{}: {}", number(name), tensor_readme_line(r, name));
@@ -260,7 +260,7 @@ fn step_readme_line(r: &Results, step: &str) -> String {
             ));
         }
     }
-    format!("On one {} ({} sweep, `results/{}.json`): {}.\n", r.sweep.gpu.name, r.sweep.date, r.slug, parts.join(", "))
+    format!("On one {} ({} sweep, `results/{}.json`): {}.\n", r.sweep.gpu.name, r.dates(|s| s == step), r.slug, parts.join(", "))
 }
 
 /// One sentence for a tensor-core step's README: each precision at 4096³ against cuBLAS in that
@@ -283,7 +283,7 @@ fn tensor_readme_line(r: &Results, name: &str) -> String {
     format!(
         "on one {} ({} sweep, `results/{}.json`), at 4096³: {}.\n",
         r.sweep.gpu.name,
-        r.sweep.date,
+        r.dates(|s| s.starts_with(name)),
         r.slug,
         parts.join(", ")
     )

@@ -7,7 +7,7 @@
 use crate::sweep::{slug, today};
 use common::check::Prepared;
 use common::device::Gpu;
-use common::fairest::{Method, Timed, time_all};
+use common::fairest::{Method, checked_calls, interleaved};
 use common::lt::CublasLt;
 use common::precision::Elem;
 use common::reference::Cublas;
@@ -111,16 +111,29 @@ pub fn top_rung(p: Precision) -> Option<&'static Step> {
     steps::ALL.iter().rev().find(|s| s.precision == p)
 }
 
-/// The target of the top rung in `p` against the fastest reference with the same C, as a ratio,
-/// with what the reference is ("cuBLAS SGEMM" for 3xTF32).
+/// The target of the top rung in `p` against the fastest reference with the same C, as a ratio
+/// (3xTF32: against cuBLAS SGEMM).
 pub fn target(p: Precision) -> Option<f64> {
-    match p {
+    match p.arithmetic() {
         Precision::F16 | Precision::Bf16 => Some(1.0),
         Precision::Tf32 => Some(0.95),
         Precision::Tf32x3 => Some(2.2),
         _ => None,
     }
 }
+
+/// The precisions a family is measured in: its own (C in FP32), and for FP16 and BF16 the same
+/// product with a 16-bit C.
+fn with_c_types(p: Precision) -> Vec<Precision> {
+    match p {
+        Precision::F16 => vec![p, Precision::F16C16],
+        Precision::Bf16 => vec![p, Precision::Bf16C16],
+        _ => vec![p],
+    }
+}
+
+/// Rounds of the interleaved timing: each contender is timed this many times, in turn.
+const ROUNDS: usize = 3;
 
 pub fn run(Args { out, shapes, precisions, algos, torch }: Args) -> Result<(), String> {
     let shapes = if shapes.is_empty() {
@@ -139,59 +152,71 @@ pub fn run(Args { out, shapes, precisions, algos, torch }: Args) -> Result<(), S
     let cublas = Cublas::new(&gpu).map_err(e)?;
     let mut lt = CublasLt::new(&gpu).map_err(e)?;
     let out = out.unwrap_or_else(|| PathBuf::from("results/references").join(format!("{}.json", slug(&gpu.name))));
-    let plan = TimingPlan {
-        warmup: Duration::from_millis(100),
-        measure: Duration::from_millis(300),
-        min_reps: 5,
-        max_reps: 100,
-    };
-    println!("references on {}: {} shapes x {} precisions", gpu.describe(), shapes.len(), precisions.len());
+    let plan = TimingPlan { warmup: Duration::from_millis(50), measure: Duration::from_millis(150), min_reps: 5, max_reps: 50 };
+    println!(
+        "references on {}: {} shapes x {} precisions, {ROUNDS} interleaved rounds",
+        gpu.describe(),
+        shapes.len(),
+        precisions.len()
+    );
     let mut rows = Vec::new();
     let mut wrong = Vec::new();
     let mut hashes = std::collections::BTreeMap::new();
     for &shape in &shapes {
         let gemm = Gemm::new(shape, 1.0, 0.0);
-        for &p in &precisions {
-            let step = top_rung(p).ok_or_else(|| format!("no step of the ladder computes {p}"))?;
-            let prepared = Prepared::new(&gpu, &cublas, &gemm, p, data::fresh_seed()).map_err(e)?;
-            let row = |who: String, c: Elem, m: Method, t: &common::timing::Timing, err: Option<f64>| Row {
-                m: shape.m as u64,
-                n: shape.n as u64,
-                k: shape.k as u64,
-                precision: p.label().into(),
-                who,
-                c: elem_label(c).into(),
-                method: m.label().into(),
-                ms: t.median_ms,
-                tflops: t.gflops(&gemm) / 1e3,
-                rel_err_vs_exact: err,
-            };
-            // The rung first, checked on the prepared problem, then each cuBLAS configuration.
-            let mut runner = Runner::new(&gpu, step, None).map_err(e)?;
-            hashes.insert(step.id(), step.kernel.hash());
-            let v = prepared.check(&mut runner).map_err(e)?;
-            if !v.passed() {
-                return Err(format!("{} at {shape}: {}", step.id(), v.report(&step.id())));
+        for &family in &precisions {
+            let seed = data::fresh_seed();
+            // One problem per C type, on the same inputs; the rung of each, then cuBLAS's doors.
+            let mut problems = Vec::new();
+            for p in with_c_types(family) {
+                let prepared = Prepared::new(&gpu, &cublas, &gemm, p, seed).map_err(e)?;
+                let rung = top_rung(p).ok_or_else(|| format!("no step of the ladder computes {p}"))?;
+                let mut runner = Runner::new(&gpu, rung, None).map_err(e)?;
+                let v = prepared.check(&mut runner).map_err(e)?;
+                if !v.passed() {
+                    return Err(format!("{} at {shape}: {}", rung.id(), v.report(&rung.id())));
+                }
+                hashes.insert(rung.id(), rung.kernel.hash());
+                let err = v.vs_exact.as_ref().map_or(v.vs_cpu.rel_frobenius, |x| x.rel_frobenius);
+                let (calls, left_out) = checked_calls(&gpu, &cublas, &mut lt, &prepared, algos as usize).map_err(e)?;
+                wrong.extend(left_out.into_iter().map(|w| format!("{shape}: {w}")));
+                problems.push((prepared, rung, runner, err, calls));
             }
-            let err = v.vs_exact.as_ref().map_or(v.vs_cpu.rel_frobenius, |x| x.rel_frobenius);
-            let mut c = prepared.fresh_c(&gpu, 0).map_err(e)?;
-            for m in Method::BOTH {
-                let t = m.time(&gpu, plan, || runner.run(&gemm, &prepared.a, &prepared.b, &mut c)).map_err(e)?;
-                println!("{shape} {p} {:<26} {:<13} {:>8.1} TFLOP/s", step.id(), m.label(), t.gflops(&gemm) / 1e3);
-                rows.push(row(step.id(), p.output(), m, &t, Some(err)));
+            // Every contender of the family, interleaved round by round.
+            let (gpu, cublas, lt) = (&gpu, &cublas, std::cell::RefCell::new(&mut lt));
+            let mut labels = Vec::new();
+            let mut runs: Vec<Box<dyn FnMut() -> common::Result<()> + '_>> = Vec::new();
+            for (prepared, rung, runner, err, calls) in &mut problems {
+                let p = prepared.precision;
+                let mut c = prepared.fresh_c(gpu, 0).map_err(e)?;
+                labels.push((rung.id(), p, *err));
+                let prepared = &*prepared;
+                runs.push(Box::new(move || runner.run(&prepared.gemm, &prepared.a, &prepared.b, &mut c)));
+                for (call, err) in calls.iter() {
+                    let mut c = prepared.fresh_c(gpu, 0).map_err(e)?;
+                    labels.push((call.door.label(), p, *err));
+                    let lt = &lt;
+                    runs.push(Box::new(move || call.run(gpu, cublas, &mut lt.borrow_mut(), prepared, &mut c)));
+                }
             }
-            let (timed, left_out) = time_all(&gpu, &cublas, &mut lt, &prepared, plan, algos as usize).map_err(e)?;
-            wrong.extend(left_out.into_iter().map(|w| format!("{shape} {p}: {w}")));
-            for Timed { api, c, one_at_a_time, back_to_back, rel_err_vs_exact } in &timed {
-                for (m, t) in [(Method::OneAtATime, one_at_a_time), (Method::BackToBack, back_to_back)] {
-                    println!(
-                        "{shape} {p} {:<26} {:<13} {:>8.1} TFLOP/s ({} C)",
-                        api.label(),
-                        m.label(),
-                        t.gflops(&gemm) / 1e3,
-                        elem_label(*c)
-                    );
-                    rows.push(row(api.label(), *c, m, t, Some(*rel_err_vs_exact)));
+            let mut refs: Vec<&mut dyn FnMut() -> common::Result<()>> = runs.iter_mut().map(|r| &mut **r as _).collect();
+            let times = interleaved(gpu, plan, ROUNDS, &mut refs).map_err(e)?;
+            for ((who, p, err), timing) in labels.into_iter().zip(times) {
+                for (m, t) in Method::BOTH.into_iter().zip(&timing) {
+                    let tflops = t.gflops(&gemm) / 1e3;
+                    println!("{shape} {family} {who:<30} {:<4} C {:<13} {tflops:>8.1} TFLOP/s", elem_label(p.output()), m.label());
+                    rows.push(Row {
+                        m: shape.m as u64,
+                        n: shape.n as u64,
+                        k: shape.k as u64,
+                        precision: family.label().into(),
+                        who: who.clone(),
+                        c: elem_label(p.output()).into(),
+                        method: m.label().into(),
+                        ms: t.median_ms,
+                        tflops,
+                        rel_err_vs_exact: Some(err),
+                    });
                 }
             }
         }
@@ -276,32 +301,39 @@ pub fn markdown(r: &References) -> String {
     }
     let _ = writeln!(
         s,
-        "\nThe top rung against the fastest reference with the same C (FP32 C; 3xTF32 against FP32 SGEMM):\n"
+        "\nThe top rung against the fastest cuBLAS configuration with the same C, timed in the same process \
+         in interleaved rounds (the target), and against `torch.matmul` (another process, minutes apart; \
+         3xTF32 against FP32 SGEMM):\n"
     );
-    let _ = writeln!(s, "| shape | precision | method | top rung | fastest reference | ratio | target | met |");
-    let _ = writeln!(s, "|---|---|---|---:|---|---:|---:|---|");
+    let _ = writeln!(s, "| shape | precision | C | method | top rung | fastest cuBLAS | ratio | target | met | torch.matmul | ratio |");
+    let _ = writeln!(s, "|---|---|---|---|---:|---|---:|---:|---|---:|---:|");
     for (m, n, k, p) in &keys {
-        let Some(prec) = Precision::ALL.into_iter().find(|x| x.label() == p) else { continue };
-        let Some(step) = top_rung(prec) else { continue };
-        for method in Method::BOTH.map(Method::label) {
-            let at = |x: &&&Row| {
-                (x.m, x.n, x.k, &x.precision, x.method.as_str()) == (*m, *n, *k, p, method) && x.c == "fp32"
-            };
-            let Some(rung) = rows.iter().filter(at).find(|x| x.who == step.id()) else { continue };
-            // 3xTF32's reference is SGEMM: the torch rows in FP32 with TF32 off carry precision 3xtf32.
-            let Some(best) =
-                rows.iter().filter(at).filter(|x| x.who != step.id()).max_by(|a, b| a.tflops.total_cmp(&b.tflops))
-            else {
-                continue;
-            };
-            let ratio = rung.tflops / best.tflops;
-            let (goal, met) = target(prec)
-                .map_or(("-".to_string(), "-"), |g| (format!("{g:.2}"), if ratio >= g { "yes" } else { "no" }));
-            let _ = writeln!(
-                s,
-                "| {m}x{n}x{k} | {p} | {method} | {:.1} | {} {:.1} | {ratio:.3} | {goal} | {met} |",
-                rung.tflops, best.who, best.tflops
-            );
+        let Some(family) = Precision::ALL.into_iter().find(|x| x.label() == p) else { continue };
+        for prec in with_c_types(family) {
+            let Some(step) = top_rung(prec) else { continue };
+            let c = elem_label(prec.output());
+            for method in Method::BOTH.map(Method::label) {
+                let at = |x: &&&Row| {
+                    (x.m, x.n, x.k, &x.precision, x.method.as_str(), x.c.as_str()) == (*m, *n, *k, p, method, c)
+                };
+                let Some(rung) = rows.iter().filter(at).find(|x| x.who == step.id()) else { continue };
+                let fastest = |torch: bool| {
+                    rows.iter()
+                        .filter(at)
+                        .filter(|x| x.who != step.id() && x.who.starts_with("torch") == torch)
+                        .max_by(|a, b| a.tflops.total_cmp(&b.tflops))
+                };
+                let Some(best) = fastest(false) else { continue };
+                let ratio = rung.tflops / best.tflops;
+                let (goal, met) = target(prec)
+                    .map_or(("-".to_string(), "-"), |g| (format!("{g:.2}"), if ratio >= g { "yes" } else { "no" }));
+                let torch = fastest(true).map_or("- | -".to_string(), |t| format!("{:.1} | {:.3}", t.tflops, rung.tflops / t.tflops));
+                let _ = writeln!(
+                    s,
+                    "| {m}x{n}x{k} | {p} | {c} | {method} | {:.1} | {} {:.1} | {ratio:.3} | {goal} | {met} | {torch} |",
+                    rung.tflops, best.who, best.tflops
+                );
+            }
         }
     }
     if !r.wrong.is_empty() {
@@ -359,14 +391,16 @@ mod tests {
             wrong: vec![],
         };
         let md = markdown(&r);
-        // One at a time: 100 against cuBLAS's 90; back to back: 110 against torch's 120 (its
-        // 16-bit C row is another C type and does not count).
+        // One at a time: 100 against cuBLAS's 90; back to back: 110 against cuBLAS's 100, and
+        // against torch's 120 beside it (its 16-bit C row is another C type and does not count).
         assert!(
-            md.contains("| 64x64x64 | fp16 | one at a time | 100.0 | cublasGemmEx 90.0 | 1.111 | 1.00 | yes |"),
+            md.contains("| 64x64x64 | fp16 | fp32 | one at a time | 100.0 | cublasGemmEx 90.0 | 1.111 | 1.00 | yes | - | - |"),
             "{md}"
         );
         assert!(
-            md.contains("| 64x64x64 | fp16 | back to back | 110.0 | torch.matmul 120.0 | 0.917 | 1.00 | no |"),
+            md.contains(
+                "| 64x64x64 | fp16 | fp32 | back to back | 110.0 | cublasGemmEx 100.0 | 1.100 | 1.00 | yes | 120.0 | 0.917 |"
+            ),
             "{md}"
         );
         assert!(md.contains("| 64x64x64 | fp16 | torch.matmul | fp16 | - | 500.0 | 1.0e-3 |"), "{md}");
@@ -374,7 +408,9 @@ mod tests {
 
     #[test]
     fn the_top_rungs() {
-        assert!(top_rung(Precision::F16).unwrap().name.starts_with("step09"));
+        assert!(top_rung(Precision::F16).unwrap().name.starts_with("step12"));
+        assert!(top_rung(Precision::F16C16).unwrap().name.starts_with("step12"));
+        assert!(top_rung(Precision::Tf32x3).unwrap().name.starts_with("step13"));
         assert!(top_rung(Precision::F32).unwrap().name.starts_with("step06"));
         assert_eq!(target(Precision::Tf32x3), Some(2.2));
     }

@@ -48,6 +48,10 @@ pub struct GpuRecord {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Run {
+    /// The date of the sweep that measured this run, when a later sweep of other steps was merged
+    /// into the file (`cargo xtask sweep --merge`); none: the file's date.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
     pub step: String,
     pub precision: String,
     pub m: u64,
@@ -128,6 +132,19 @@ impl Results {
     /// The cuBLAS SGEMM run at `shape` (every FP32 step's record carries it; the first one's).
     pub fn sgemm_run(&self, shape: (u64, u64, u64)) -> Option<&Run> {
         self.run(self.steps().first().copied().unwrap_or(""), shape)
+    }
+
+    /// When the runs of the steps `keep` selects were measured: one date, or the dates of the sweeps
+    /// merged into the file ("2026-11-23 and 2026-11-25").
+    pub fn dates(&self, keep: impl Fn(&str) -> bool) -> String {
+        let mut dates: Vec<&str> = self
+            .runs()
+            .filter(|r| keep(&r.step))
+            .map(|r| r.date.as_deref().unwrap_or(&self.sweep.date))
+            .collect();
+        dates.sort();
+        dates.dedup();
+        if dates.is_empty() { self.sweep.date.clone() } else { dates.join(" and ") }
     }
 
     /// Shapes in recorded order, without repeats.

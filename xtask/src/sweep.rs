@@ -64,6 +64,10 @@ pub struct Args {
     /// Shapes, comma-separated MxNxK or S; default: the sweep's squares and workload shapes
     #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = crate::shape)]
     shapes: Vec<Shape>,
+    /// Keep the runs of the other steps from the existing results file (each with the date it was
+    /// measured), replacing only the steps swept now: for a re-sweep of changed kernels
+    #[arg(long)]
+    merge: bool,
 }
 
 /// Device-to-device copy bandwidth, bytes read plus bytes written per second (median of 10).
@@ -76,7 +80,7 @@ fn copy_bandwidth(gpu: &Gpu) -> common::Result<f64> {
     Ok(2.0 * (n * 4) as f64 / (t.median_ms * 1e-3))
 }
 
-pub fn run(Args { out, steps: keys, shapes }: Args) -> Result<(), String> {
+pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String> {
     let mut steps: Vec<&'static Step> = Vec::new();
     for key in keys.iter().map(|k| k.trim()).filter(|k| !k.is_empty()) {
         let picked = steps::variants(key);
@@ -162,6 +166,7 @@ pub fn run(Args { out, steps: keys, shapes }: Args) -> Result<(), String> {
             }
             let config_gflops = timed.iter().map(|(c, t)| (c.label().to_string(), t.gflops(&gemm))).collect();
             runs.push(Run {
+                date: None,
                 step: step.id(),
                 precision: step.precision.label().into(),
                 m: shape.m as u64,
@@ -200,6 +205,24 @@ pub fn run(Args { out, steps: keys, shapes }: Args) -> Result<(), String> {
         }
     }
     let n_runs = runs.len();
+    let mut kernel_hashes: std::collections::BTreeMap<String, String> =
+        steps.iter().map(|s| (s.id(), s.kernel.hash())).collect();
+    if merge && out.exists() {
+        // The other steps' runs as they were recorded, each with the date it was measured.
+        let old = crate::results::read(&out)?;
+        let swept: Vec<String> = steps.iter().map(|s| s.id()).collect();
+        let kept: Vec<Run> = old
+            .runs
+            .into_iter()
+            .filter(|r| !swept.contains(&r.step))
+            .map(|r| Run { date: Some(r.date.clone().unwrap_or_else(|| old.date.clone())), ..r })
+            .collect();
+        println!("merged: {} runs of other steps kept from {}", kept.len(), out.display());
+        for (id, hash) in old.kernel_hashes {
+            kernel_hashes.entry(id).or_insert(hash);
+        }
+        runs = kept.into_iter().chain(runs).collect();
+    }
     let sweep = Sweep {
         schema: SCHEMA,
         tool: "cargo xtask sweep".into(),
@@ -218,7 +241,7 @@ pub fn run(Args { out, steps: keys, shapes }: Args) -> Result<(), String> {
         nvrtc_version: format!("{nv_major}.{nv_minor}"),
         cublas_version: cublas.version as i64,
         cublas_math: CUBLAS_MATH.into(),
-        kernel_hashes: steps.iter().map(|s| (s.id(), s.kernel.hash())).collect(),
+        kernel_hashes,
         runs,
     };
     if let Some(dir) = out.parent() {
