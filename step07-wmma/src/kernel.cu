@@ -4,39 +4,44 @@
 // is who multiplies: a warp hands 16x16 (or 8x8) fragments to the tensor cores, which do a
 // whole small matrix product per instruction.
 //
-// One source, three precisions, picked by the define PREC:
-//   PREC == 16: FP16 inputs (half in memory), FP32 accumulation, m16n16k16 fragments;
-//   PREC == 32: FP32 inputs rounded to TF32 as fragments are loaded, m16n16k8;
-//   PREC == 64: FP64 (DGEMM) on the double-precision tensor cores, m8n8k4.
+// One source, three precisions, picked by the define PREC (a code of precision.cuh's table):
+//   FP16: FP16 inputs (half in memory), FP32 accumulation, m16n16k16 fragments;
+//   TF32: FP32 inputs rounded to TF32 as fragments are loaded, m16n16k8;
+//   FP64: FP64 (DGEMM) on the double-precision tensor cores, m8n8k4.
 // The signature is the ladder's, with the element types of the precision; the entry keeps
 // the ladder's name `sgemm` so that the harness launches every step the same way.
 #include "sgemm.cuh"
+#include "precision.cuh"
 #include "tensor.cuh"
-#include <mma.h>
-#if PREC == 16
 #include <cuda_fp16.h>
-#endif
+#include <mma.h>
 using namespace nvcuda;
 
 // ANCHOR: types
-#if PREC == 16
-typedef half elem_t;     // A and B in memory
-typedef float acc_t;     // C, alpha, beta and the accumulators
-typedef half frag_t;     // what the tensor cores multiply
-constexpr int FM = 16, FN = 16, FK = 16;
-#elif PREC == 32
-typedef float elem_t;
-typedef float acc_t;
-typedef wmma::precision::tf32 frag_t;
-constexpr int FM = 16, FN = 16, FK = 8;
-#elif PREC == 64
-typedef double elem_t;
-typedef double acc_t;
-typedef double frag_t;
-constexpr int FM = 8, FN = 8, FK = 4;
-#else
-#error "PREC must be 16, 32 or 64"
-#endif
+// P, the precision's row of the shared table (precision.cuh), gives the accumulators' type
+// (also C's, alpha's and beta's) and the K of a fragment. WMMA's own types are this step's:
+// what it loads fragments from (FP16 as half, where the table keeps FP16 as its bits), what the
+// tensor cores multiply, and a fragment's M x N.
+typedef Prec<PREC> P;
+template <int> struct Wmma;
+template <> struct Wmma<FP16> {
+    typedef half elem_t, frag_t;
+    static constexpr int M = 16, N = 16;
+};
+template <> struct Wmma<TF32> {
+    typedef float elem_t;
+    typedef wmma::precision::tf32 frag_t;
+    static constexpr int M = 16, N = 16;
+};
+template <> struct Wmma<FP64> {
+    typedef double elem_t, frag_t;
+    static constexpr int M = 8, N = 8;
+};
+typedef Wmma<PREC>::elem_t elem_t;  // A and B in memory
+typedef P::scalar_t acc_t;          // C, alpha, beta and the accumulators
+typedef Wmma<PREC>::frag_t frag_t;  // what the tensor cores multiply
+static_assert(sizeof(elem_t) == sizeof(P::in_t) && sizeof(acc_t) == sizeof(P::out_t), "stored as the table says");
+constexpr int FM = Wmma<PREC>::M, FN = Wmma<PREC>::N, FK = P::mma_k;
 // ANCHOR_END: types
 
 // Tiles: BM x BN of C per block, BK deep in K per stage; each warp owns WM x WN of C.
@@ -106,28 +111,30 @@ template <typename Use> struct is_matrix_a { static constexpr bool value = false
 template <> struct is_matrix_a<wmma::matrix_a> { static constexpr bool value = true; };
 template <typename Use, typename Frag>
 __device__ __forceinline__ void load_fragment(Frag& f, int offset, int ld) {
-#if PREC == 16
-    wmma::load_matrix_sync(f, reinterpret_cast<const elem_t*>(smem_raw) + offset, ld);
-#else
-    constexpr bool is_a = is_matrix_a<Use>::value;
-    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem_raw) + offset * sizeof(elem_t));
-#if PREC == 32
-    unsigned r[4];
-    if constexpr (is_a)
-        asm volatile("wmma.load.a.sync.aligned.row.m16n16k8.shared.tf32 {%0, %1, %2, %3}, [%4], %5;\n"
-                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s), "r"(ld));
-    else
-        asm volatile("wmma.load.b.sync.aligned.row.m16n16k8.shared.tf32 {%0, %1, %2, %3}, [%4], %5;\n"
-                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s), "r"(ld));
+    if constexpr (PREC == FP16) {
+        wmma::load_matrix_sync(f, reinterpret_cast<const elem_t*>(smem_raw) + offset, ld);
+    } else {
+        constexpr bool is_a = is_matrix_a<Use>::value;
+        const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem_raw) + offset * sizeof(elem_t));
+        if constexpr (P::tf32) {
+            unsigned r[4];
+            if constexpr (is_a)
+                asm volatile("wmma.load.a.sync.aligned.row.m16n16k8.shared.tf32 {%0, %1, %2, %3}, [%4], %5;\n"
+                             : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s), "r"(ld));
+            else
+                asm volatile("wmma.load.b.sync.aligned.row.m16n16k8.shared.tf32 {%0, %1, %2, %3}, [%4], %5;\n"
+                             : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s), "r"(ld));
 #pragma unroll
-    for (int e = 0; e < 4; ++e) f.x[e] = wmma::__float_to_tf32(__uint_as_float(r[e]));
-#else
-    if constexpr (is_a)
-        asm volatile("wmma.load.a.sync.aligned.row.m8n8k4.shared.f64 {%0}, [%1], %2;\n" : "=d"(f.x[0]) : "r"(s), "r"(ld));
-    else
-        asm volatile("wmma.load.b.sync.aligned.row.m8n8k4.shared.f64 {%0}, [%1], %2;\n" : "=d"(f.x[0]) : "r"(s), "r"(ld));
-#endif
-#endif
+            for (int e = 0; e < 4; ++e) f.x[e] = wmma::__float_to_tf32(__uint_as_float(r[e]));
+        } else {
+            if constexpr (is_a)
+                asm volatile("wmma.load.a.sync.aligned.row.m8n8k4.shared.f64 {%0}, [%1], %2;\n"
+                             : "=d"(f.x[0]) : "r"(s), "r"(ld));
+            else
+                asm volatile("wmma.load.b.sync.aligned.row.m8n8k4.shared.f64 {%0}, [%1], %2;\n"
+                             : "=d"(f.x[0]) : "r"(s), "r"(ld));
+        }
+    }
 }
 // ANCHOR_END: fragment_loads
 

@@ -41,7 +41,7 @@ pub fn launch_with(s: &Shape, p: Precision, t: WarpTiles) -> Launch {
     let fragment_rows = if p == Precision::F64 { 8 } else { 16 };
     let epilogue = warps * fragment_rows * (t.wn + 16 / out) * out;
     let mut launch = Launch::new((ceil_div(s.n, t.bn), ceil_div(s.m, t.bm), 1), (32 * warps as u32, 1, 1))
-        .define("PREC", 8 * elem as i64) // bits of an input element: 16, 32 or 64
+        .define("PREC", p.code())
         .define("BM", t.bm as i64)
         .define("BN", t.bn as i64)
         .define("BK", t.bk as i64)

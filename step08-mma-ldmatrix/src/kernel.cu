@@ -5,7 +5,7 @@
 // XOR-swizzled so that those eight rows fall into eight different groups of banks. The
 // cp.async pipeline of step 7 stays, with deeper K-tiles.
 //
-// One source, five precisions, picked by the define PREC:
+// One source, five precisions, picked by the define PREC (a code of precision.cuh's table):
 //   FP16, BF16: 16-bit inputs, FP32 accumulation, mma.m16n8k16; ldmatrix for A and B.
 //   TF32:       FP32 inputs rounded to TF32, mma.m16n8k8; ldmatrix for A, 32-bit loads for B.
 //   FP64:       DGEMM, mma.m16n8k16 on sm_90 (eight m8n8k4 on sm_80); 64-bit loads.
@@ -13,31 +13,19 @@
 //               per product (small*big + big*small + big*big): an SGEMM with FP32 accuracy.
 // The signature is the ladder's, with the element types of the precision.
 #include "sgemm.cuh"
+#include "precision.cuh"
 #include "tensor.cuh"  // cp.async copies; TF32 rounding
 
-#define FP16 1
-#define BF16 2
-#define TF32 3
-#define FP64 4
-#define TF32X3 5
-
 // ANCHOR: types
-#if PREC == FP16 || PREC == BF16
-typedef unsigned short elem_t;  // FP16 or BF16 bits: moved here, multiplied by the tensor cores
-typedef float acc_t;
-constexpr int MMA_K = 16;
-#elif PREC == TF32 || PREC == TF32X3
-typedef float elem_t;
-typedef float acc_t;
-constexpr int MMA_K = 8;
-#elif PREC == FP64
-typedef double elem_t;
-typedef double acc_t;
-constexpr int MMA_K = 16;
-#else
-#error "PREC must be FP16, BF16, TF32, FP64 or TF32X3"
-#endif
-constexpr int MMA_M = 16, MMA_N = 8;  // one mma.sync computes a 16x8 tile of C
+// P, the precision's row of the shared table (precision.cuh): its types, its K, and what the
+// code below branches on with `if constexpr` (P::bf16, P::tf32, P::split).
+typedef Prec<PREC> P;
+typedef P::in_t elem_t;     // A and B in memory: FP16 or BF16 bits, float, double
+typedef P::scalar_t acc_t;  // C, alpha, beta and the accumulators
+static_assert(P::mma_k > 0 && sizeof(P::out_t) == sizeof(acc_t), "a tensor-core precision, C stored as accumulated");
+// One mma.sync computes a 16x8 tile of C, MMA_K deep: the table's K, except FP64's 16 (one
+// m16n8k16 on sm_90; eight of the table's m8n8k4 before it).
+constexpr int MMA_M = 16, MMA_N = 8, MMA_K = PREC == FP64 ? 16 : P::mma_k;
 // ANCHOR_END: types
 
 // Tiles: BM x BN of C per block, BK deep in K per stage; each warp owns WM x WN of C, that is
@@ -49,8 +37,8 @@ constexpr int ROW_A = BK * sizeof(elem_t);      // bytes of a row of an A tile (
 constexpr int ROW_B = BN * sizeof(elem_t);      // bytes of a row of a B tile (BK rows)
 constexpr int A_BYTES = BM * ROW_A;
 // 3xTF32 keeps A split in shared memory: its small parts in a third tile, after B.
-constexpr int A_SMALL = PREC == TF32X3 ? A_BYTES + BK * ROW_B : 0;  // offset in a stage
-constexpr int STAGE_BYTES = A_BYTES + BK * ROW_B + (PREC == TF32X3 ? A_BYTES : 0);
+constexpr int A_SMALL = P::split ? A_BYTES + BK * ROW_B : 0;  // offset in a stage
+constexpr int STAGE_BYTES = A_BYTES + BK * ROW_B + (P::split ? A_BYTES : 0);
 constexpr int TM = WM / MMA_M, TN = WN / MMA_N;
 constexpr int KSTEPS = BK / MMA_K;  // mma k-steps per K-tile
 // The pipeline's knobs (defines, so that tune08 and the step binary's --define can try others):
@@ -64,10 +52,10 @@ constexpr int KSTEPS = BK / MMA_K;  // mma k-steps per K-tile
 //   NOCOPY:     1 = no copies after the prologue: a wrong product, timed (Nsight) to see what
 //               the copies cost. An experiment only, like SWIZZLE=0.
 #ifndef COPY_STEPS
-#define COPY_STEPS (VEC && KSTEPS > 1 && PREC != TF32X3 ? KSTEPS - 1 : 1)
+#define COPY_STEPS (VEC && KSTEPS > 1 && !P::split ? KSTEPS - 1 : 1)
 #endif
 #ifndef FRAG_SETS
-#define FRAG_SETS (PREC == FP64 || PREC == TF32X3 || !VEC || EDGE ? 1 : 2)
+#define FRAG_SETS (PREC == FP64 || P::split || !VEC || EDGE ? 1 : 2)
 #endif
 #ifndef NOCOPY
 #define NOCOPY 0
@@ -107,7 +95,7 @@ __host__ __device__ constexpr int swizzle_a(int r) {
     return !SWIZZLE ? 0 : PREC == FP64 ? 2 * (r % 4) : r % 8;
 }
 __host__ __device__ constexpr int swizzle_b(int r) {
-    return !SWIZZLE ? 0 : (PREC == FP16 || PREC == BF16) ? r % 8 : 2 * (r % 4);
+    return !SWIZZLE ? 0 : sizeof(elem_t) == 2 ? r % 8 : 2 * (r % 4);
 }
 // Byte offset of element `col` of row `r` in a tile with `row_bytes`-long rows, stored with
 // chunks XORed by `x`.
@@ -135,7 +123,6 @@ __device__ __forceinline__ double lds_f64(unsigned addr) {
     return v;
 }
 
-#if PREC == TF32X3
 // ANCHOR: split
 // 3xTF32: x = big + small, two TF32 numbers, in five instructions. big is x with its 13 low
 // bits cleared (truncated, so the rest keeps x's sign); small is the rest's magnitude rounded
@@ -152,7 +139,6 @@ __device__ __forceinline__ void split(float x, unsigned& big, unsigned& small) {
     small = (__float_as_uint(rest) + 0x1000u) | (u & 0x80000000u);
 }
 // ANCHOR_END: split
-#endif
 
 // ANCHOR: copy
 // The copies of one operand, global -> shared, K-tile after K-tile: ROWS x COLS tiles of the
@@ -195,20 +181,17 @@ struct TileCopy {
             const int tr = e / COLS, tc = e % COLS;
             const bool in = row0 + tr < rows_total && col0 + tc < cols_total;
             const elem_t v = in ? G[(row0 + tr) * cols_total + col0 + tc] : elem_t(0);
-#if PREC == TF32X3
-            if (IS_A) {
+            if constexpr (P::split && IS_A) {
                 unsigned big, small;
                 split(v, big, small);
                 sts(S + at(tr, tc, ROW_BYTES, x(tr)), __uint_as_float(big));
                 sts(S + A_SMALL + at(tr, tc, ROW_BYTES, x(tr)), __uint_as_float(small));
                 continue;
             }
-#endif
             sts(S + at(tr, tc, ROW_BYTES, x(tr)), v);
         }
 #endif
     }
-#if PREC == TF32X3
     // 3xTF32, A: splits this thread's own chunks of the tile at S in place (big) and into the
     // small tile, once its copies of them have landed (VEC; the element copies split on the way).
     __device__ __forceinline__ void split_own(unsigned S) const {
@@ -228,7 +211,6 @@ struct TileCopy {
         }
 #endif
     }
-#endif
     // On to the next K-tile: BK columns to the right (A) or BK rows down (B).
     __device__ __forceinline__ void next() {
         if (IS_A) col0 += BK;
@@ -240,17 +222,23 @@ struct TileCopy {
 
 // ANCHOR: fragments
 // The operand registers of one mma, per lane: g = lane / 4 picks the row of C (and of A), t =
-// lane % 4 the pair of columns (PTX ISA, "Matrix fragments for mma.m16n8k16").
-#if PREC == FP64
-struct FragA { double x[8]; };   // A[g + 8 (v % 2)][t + 4 (v / 2)], v = 0..7
-struct FragB { double x[4]; };   // B[t + 4 v][g]
-#elif PREC == TF32X3
-struct FragA { unsigned big[4], small[4]; };
-struct FragB { unsigned big[2], small[2]; };
-#else
-struct FragA { unsigned x[4]; }; // four 8x8 matrices (16-bit pairs) or four TF32 numbers
-struct FragB { unsigned x[2]; };
-#endif
+// lane % 4 the pair of columns (PTX ISA, "Matrix fragments for mma.m16n8k16"). Their members
+// differ by precision, so the functions that use them are templates: in a template, `if
+// constexpr` drops the other precisions' branches whole (outside one, they must still compile).
+template <int> struct Frag {
+    struct A { unsigned x[4]; };  // four 8x8 matrices (16-bit pairs) or four TF32 numbers
+    struct B { unsigned x[2]; };
+};
+template <> struct Frag<FP64> {
+    struct A { double x[8]; };  // A[g + 8 (v % 2)][t + 4 (v / 2)], v = 0..7
+    struct B { double x[4]; };  // B[t + 4 v][g]
+};
+template <> struct Frag<TF32X3> {
+    struct A { unsigned big[4], small[4]; };
+    struct B { unsigned big[2], small[2]; };
+};
+typedef Frag<PREC>::A FragA;
+typedef Frag<PREC>::B FragB;
 
 // ldmatrix: each lane gives the address of one 16-byte row, 8 lanes per 8x8 matrix of 16-bit
 // elements, and receives one 32-bit register per matrix: row lane / 4, elements 2 (lane % 4)
@@ -265,112 +253,113 @@ __device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned add
 }
 
 // The A fragment of rows row0..row0+15, k0..k0+MMA_K-1 of the A tile at byte address As.
-__device__ __forceinline__ void load_a(FragA& f, unsigned As, int row0, int k0, int lane) {
-#if PREC == FP64
-    const int g = lane / 4, t = lane % 4;
+template <typename F>
+__device__ __forceinline__ void load_a(F& f, unsigned As, int row0, int k0, int lane) {
+    if constexpr (PREC == FP64) {
+        const int g = lane / 4, t = lane % 4;
 #pragma unroll
-    for (int v = 0; v < 8; ++v) {
-        const int r = row0 + g + 8 * (v % 2);
-        f.x[v] = lds_f64(As + at(r, k0 + t + 4 * (v / 2), ROW_A, swizzle_a(r)));
-    }
-#else
-    // Matrices 0..3: rows 0-7 and 8-15 of the first 16 bytes of k, then of the next 16 bytes.
-    const int r = row0 + lane % 16, col = k0 + (lane / 16) * CHUNK;
-#if PREC == TF32X3
-    // A is split in shared memory already: its big and its small tile.
-    ldmatrix_x4(f.big, As + at(r, col, ROW_A, swizzle_a(r)));
-    ldmatrix_x4(f.small, As + A_SMALL + at(r, col, ROW_A, swizzle_a(r)));
-#else
-    unsigned x[4];
-    ldmatrix_x4(x, As + at(r, col, ROW_A, swizzle_a(r)));
+        for (int v = 0; v < 8; ++v) {
+            const int r = row0 + g + 8 * (v % 2);
+            f.x[v] = lds_f64(As + at(r, k0 + t + 4 * (v / 2), ROW_A, swizzle_a(r)));
+        }
+    } else {
+        // Matrices 0..3: rows 0-7 and 8-15 of the first 16 bytes of k, then of the next 16 bytes.
+        const int r = row0 + lane % 16, col = k0 + (lane / 16) * CHUNK;
+        if constexpr (P::split) {
+            // A is split in shared memory already: its big and its small tile.
+            ldmatrix_x4(f.big, As + at(r, col, ROW_A, swizzle_a(r)));
+            ldmatrix_x4(f.small, As + A_SMALL + at(r, col, ROW_A, swizzle_a(r)));
+        } else {
+            unsigned x[4];
+            ldmatrix_x4(x, As + at(r, col, ROW_A, swizzle_a(r)));
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-#if PREC == TF32
-        f.x[i] = tf32_round(__uint_as_float(x[i]));
-#else
-        f.x[i] = x[i];
-#endif
+            for (int i = 0; i < 4; ++i) f.x[i] = P::tf32 ? tf32_round(__uint_as_float(x[i])) : x[i];
+        }
     }
-#endif
-#endif
 }
 
 // The B fragments of two neighbouring mma tiles: columns n0..n0+7 and n0+8..n0+15, rows
 // k0..k0+MMA_K-1 of the B tile at byte address Bs.
-__device__ __forceinline__ void load_b(FragB& f0, FragB& f1, unsigned Bs, int k0, int n0, int lane) {
+template <typename F>
+__device__ __forceinline__ void load_b(F& f0, F& f1, unsigned Bs, int k0, int n0, int lane) {
     const int g = lane / 4, t = lane % 4;
-#if PREC == FP16 || PREC == BF16
-    // B is stored k-major (row k holds n = 0..BN-1); the mma wants each lane's pair of values
-    // along k, so ldmatrix transposes: matrices k 0-7 and 8-15 of columns n0.., then n0+8..
-    const int r = k0 + lane % 8 + 8 * ((lane / 8) % 2), col = n0 + (lane / 16) * CHUNK;
-    unsigned x[4];
-    ldmatrix_x4_trans(x, Bs + at(r, col, ROW_B, swizzle_b(r)));
-    f0.x[0] = x[0], f0.x[1] = x[1], f1.x[0] = x[2], f1.x[1] = x[3];
-#else
-    // 32- and 64-bit elements: ldmatrix's transpose moves 16-bit halves, so each lane loads its
-    // own values: B[k0 + t + 4 v][n0 + g] (TF32: v = 0, 1; FP64: v = 0..3).
-    // The rows k0 + t + 4 v all have the swizzle of row t (k0 % 4 == 0), so a lane's address is
-    // that of its column in row t plus a constant.
-    static_assert(MMA_K % 4 == 0 && swizzle_b(4) == swizzle_b(0), "rows 4 apart share their swizzle");
-    auto load = [&](FragB& f, int n) {
-        const unsigned col = Bs + at(t, n + g, ROW_B, swizzle_b(t));
+    if constexpr (sizeof(elem_t) == 2) {
+        // B is stored k-major (row k holds n = 0..BN-1); the mma wants each lane's pair of values
+        // along k, so ldmatrix transposes: matrices k 0-7 and 8-15 of columns n0.., then n0+8..
+        const int r = k0 + lane % 8 + 8 * ((lane / 8) % 2), col = n0 + (lane / 16) * CHUNK;
+        unsigned x[4];
+        ldmatrix_x4_trans(x, Bs + at(r, col, ROW_B, swizzle_b(r)));
+        f0.x[0] = x[0], f0.x[1] = x[1], f1.x[0] = x[2], f1.x[1] = x[3];
+    } else {
+        // 32- and 64-bit elements: ldmatrix's transpose moves 16-bit halves, so each lane loads its
+        // own values: B[k0 + t + 4 v][n0 + g] (TF32: v = 0, 1; FP64: v = 0..3).
+        // The rows k0 + t + 4 v all have the swizzle of row t (k0 % 4 == 0), so a lane's address is
+        // that of its column in row t plus a constant.
+        // (A static_assert is checked in every precision, even in a branch that is dropped.)
+        static_assert(sizeof(elem_t) == 2 || (MMA_K % 4 == 0 && swizzle_b(4) == swizzle_b(0)),
+                      "rows 4 apart share their swizzle");
+        auto load = [&](F& f, int n) {
+            const unsigned col = Bs + at(t, n + g, ROW_B, swizzle_b(t));
 #pragma unroll
-        for (int v = 0; v < MMA_K / 4; ++v) {
-            const unsigned addr = col + (k0 + 4 * v) * ROW_B;
-#if PREC == FP64
-            f.x[v] = lds_f64(addr);
-#elif PREC == TF32X3
-            split(lds_f32(addr), f.big[v], f.small[v]);
-#else
-            f.x[v] = tf32_round(lds_f32(addr));
-#endif
-        }
-    };
-    load(f0, n0);
-    load(f1, n0 + MMA_N);
-#endif
+            for (int v = 0; v < MMA_K / 4; ++v) {
+                const unsigned addr = col + (k0 + 4 * v) * ROW_B;
+                if constexpr (PREC == FP64) f.x[v] = lds_f64(addr);
+                else if constexpr (P::split) split(lds_f32(addr), f.big[v], f.small[v]);
+                else f.x[v] = tf32_round(lds_f32(addr));
+            }
+        };
+        load(f0, n0);
+        load(f1, n0 + MMA_N);
+    }
 }
 // ANCHOR_END: fragments
 
 // ANCHOR: mma
 // c += a * b for one 16x8 tile of C; c[0], c[1]: row g, columns 2t, 2t+1; c[2], c[3]: row g + 8.
-#if PREC == FP16 || PREC == BF16 || PREC == TF32 || PREC == TF32X3
+// The instruction names its types, so each precision has its own asm statement.
 __device__ __forceinline__ void mma16x8(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
-#if PREC == FP16
-#define MMA "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
-#elif PREC == BF16
-#define MMA "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
-#else
-#define MMA "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
-#endif
-    asm volatile(MMA " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    if constexpr (P::tf32)
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                     "{%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else if constexpr (P::bf16)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                     "{%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                     "{%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
-#endif
 
-__device__ __forceinline__ void mma(acc_t (&c)[4], const FragA& a, const FragB& b) {
-#if PREC == FP64
+// (The type of c is a parameter too: an asm statement whose operands do not depend on one is
+// checked against its constraints even in a branch that `if constexpr` drops.)
+template <typename T, typename FA, typename FB>
+__device__ __forceinline__ void mma(T (&c)[4], const FA& a, const FB& b) {
+    if constexpr (PREC == FP64) {
 #if __CUDA_ARCH__ >= 900
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
-                 "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
-                 : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
-                 : "d"(a.x[0]), "d"(a.x[1]), "d"(a.x[2]), "d"(a.x[3]), "d"(a.x[4]), "d"(a.x[5]), "d"(a.x[6]),
-                   "d"(a.x[7]), "d"(b.x[0]), "d"(b.x[1]), "d"(b.x[2]), "d"(b.x[3]));
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+                     "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
+                     : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+                     : "d"(a.x[0]), "d"(a.x[1]), "d"(a.x[2]), "d"(a.x[3]), "d"(a.x[4]), "d"(a.x[5]), "d"(a.x[6]),
+                       "d"(a.x[7]), "d"(b.x[0]), "d"(b.x[1]), "d"(b.x[2]), "d"(b.x[3]));
 #else
-    // Before sm_90 the FP64 tensor cores take m8n8k4 only. The same registers make eight of
-    // them: rows 8h..8h+7 of A and C, k 4q..4q+3 of A and B.
+        // Before sm_90 the FP64 tensor cores take m8n8k4 only. The same registers make eight of
+        // them: rows 8h..8h+7 of A and C, k 4q..4q+3 of A and B.
 #pragma unroll
-    for (int h = 0; h < 2; ++h)
+        for (int h = 0; h < 2; ++h)
 #pragma unroll
-        for (int q = 0; q < 4; ++q)
-            asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
-                         : "+d"(c[2 * h]), "+d"(c[2 * h + 1])
-                         : "d"(a.x[h + 2 * q]), "d"(b.x[q]));
+            for (int q = 0; q < 4; ++q)
+                asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+                             : "+d"(c[2 * h]), "+d"(c[2 * h + 1])
+                             : "d"(a.x[h + 2 * q]), "d"(b.x[q]));
 #endif
-#elif PREC != TF32X3
-    mma16x8(c, a.x, b.x);
-#endif
+    } else {
+        mma16x8(c, a.x, b.x);
+    }
 }
 // ANCHOR_END: mma
 
@@ -387,29 +376,30 @@ __device__ __forceinline__ void load_frags(Frags& f, unsigned As, unsigned Bs, i
 #pragma unroll
     for (int i = 0; i < TM; ++i) load_a(f.a[i], As, warpRow + i * MMA_M, kk, lane);
 }
-__device__ __forceinline__ void mma_frags(acc_t (&c)[TM][TN][4], const Frags& f) {
-#if PREC == TF32X3
-    // Three passes over the warp's tiles, the small products first (while c is smallest: they
-    // carry the low bits). Each mma of a tile adds to the one before it; ptxas keeps asm
-    // volatile in order, so the three of a tile issued in a row would each wait for the last.
+template <typename F>
+__device__ __forceinline__ void mma_frags(acc_t (&c)[TM][TN][4], const F& f) {
+    if constexpr (P::split) {
+        // Three passes over the warp's tiles, the small products first (while c is smallest: they
+        // carry the low bits). Each mma of a tile adds to the one before it; ptxas keeps asm
+        // volatile in order, so the three of a tile issued in a row would each wait for the last.
 #pragma unroll
-    for (int i = 0; i < TM; ++i)
+        for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) mma16x8(c[i][j], f.a[i].small, f.b[j].big);
+            for (int j = 0; j < TN; ++j) mma16x8(c[i][j], f.a[i].small, f.b[j].big);
 #pragma unroll
-    for (int i = 0; i < TM; ++i)
+        for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) mma16x8(c[i][j], f.a[i].big, f.b[j].small);
+            for (int j = 0; j < TN; ++j) mma16x8(c[i][j], f.a[i].big, f.b[j].small);
 #pragma unroll
-    for (int i = 0; i < TM; ++i)
+        for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) mma16x8(c[i][j], f.a[i].big, f.b[j].big);
-#else
+            for (int j = 0; j < TN; ++j) mma16x8(c[i][j], f.a[i].big, f.b[j].big);
+    } else {
 #pragma unroll
-    for (int i = 0; i < TM; ++i)
+        for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) mma(c[i][j], f.a[i], f.b[j]);
-#endif
+            for (int j = 0; j < TN; ++j) mma(c[i][j], f.a[i], f.b[j]);
+    }
 }
 // ANCHOR_END: frags
 
@@ -471,30 +461,29 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
         copy_a.next(), copy_b.next(), write = next_stage(write);
     }
     cp_async_wait<STAGES - 2>();
-#if PREC == TF32X3
-    if (tiles > 0) copy_a.split_own(read);
-#endif
+    if constexpr (P::split) {
+        if (tiles > 0) copy_a.split_own(read);
+    }
     __syncthreads();
     Frags f[FRAG_SETS];
     if (tiles > 0) load_frags(f[0], read, read + A_BYTES, 0, warpRow, warpCol, lane);
 
     for (int t = 0; t < tiles; ++t) {
         const unsigned As = read, Bs = As + A_BYTES;
-#if PREC == TF32X3
         // 3xTF32 sums each K-tile's products in a fresh accumulator and adds it to acc in FP32,
         // rounding to nearest: the tensor cores' own additions truncate, and over all of K their
         // bias would grow to 10x the error of SGEMM (at K = 4096); over one tile it stays small.
+        // The other precisions add to acc directly (part is then unused, and takes no registers).
         acc_t part[TM][TN][4];
+        if constexpr (P::split) {
 #pragma unroll
-        for (int i = 0; i < TM; ++i)
+            for (int i = 0; i < TM; ++i)
 #pragma unroll
-            for (int j = 0; j < TN; ++j)
+                for (int j = 0; j < TN; ++j)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) part[i][j][e] = acc_t(0);
-        acc_t(&sum)[TM][TN][4] = part;
-#else
-        acc_t(&sum)[TM][TN][4] = acc;
-#endif
+                    for (int e = 0; e < 4; ++e) part[i][j][e] = acc_t(0);
+        }
+        acc_t(&sum)[TM][TN][4] = P::split ? part : acc;
         unroll<KSTEPS>([&](auto step) {
             constexpr int s = decltype(step)::value;
             // Refill the stage tile t-1 used (everyone was done with it at the last barrier)
@@ -507,15 +496,15 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
                 if constexpr (s == COPY_STEPS - 1) {
                     cp_async_commit();
                     copy_a.next(), copy_b.next(), write = next_stage(write);
-#if PREC == TF32X3
-                    // Tile t+1 (in flight since the tile before) is now older than the last
+                    // 3xTF32: tile t+1 (in flight since the tile before) is now older than the last
                     // STAGES-2 groups: wait for my part of its A and split it, while this tile's
                     // mma run (the barrier at the end of the tile publishes it).
-                    if (t + 1 < tiles) {
-                        cp_async_wait<STAGES - 2>();
-                        copy_a.split_own(next_stage(read));
+                    if constexpr (P::split) {
+                        if (t + 1 < tiles) {
+                            cp_async_wait<STAGES - 2>();
+                            copy_a.split_own(next_stage(read));
+                        }
                     }
-#endif
                 }
             }
             Frags& next = f[(s + 1) % FRAG_SETS];
@@ -532,14 +521,14 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
             }
             if constexpr (FRAG_SETS == 2) mma_frags(sum, f[s % 2]);
         });
-#if PREC == TF32X3
+        if constexpr (P::split) {
 #pragma unroll
-        for (int i = 0; i < TM; ++i)
+            for (int i = 0; i < TM; ++i)
 #pragma unroll
-            for (int j = 0; j < TN; ++j)
+                for (int j = 0; j < TN; ++j)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) acc[i][j][e] += part[i][j][e];
-#endif
+                    for (int e = 0; e < 4; ++e) acc[i][j][e] += part[i][j][e];
+        }
     }
     cp_async_wait<0>();
     // ANCHOR_END: pipeline
