@@ -77,17 +77,15 @@ impl CublasCall {
     }
 }
 
+/// The configurations that computed the product, each with its error against float64, and a line
+/// for each that did not.
+pub type Checked = (Vec<(CublasCall, f64)>, Vec<String>);
+
 /// The configurations of `p`'s precision and C type, `GemmEx` and cuBLASLt's first `algos`, each
 /// run once and checked against the CPU rows of `p` (as a kernel is checked there). Returns
 /// those that computed the product, each with its error against float64 on the FP32 inputs,
 /// and a line for each that did not.
-pub fn checked_calls(
-    gpu: &Gpu,
-    blas: &Cublas,
-    lt: &mut CublasLt,
-    p: &Prepared,
-    algos: usize,
-) -> Result<(Vec<(CublasCall, f64)>, Vec<String>)> {
+pub fn checked_calls(gpu: &Gpu, blas: &Cublas, lt: &mut CublasLt, p: &Prepared, algos: usize) -> Result<Checked> {
     let n = lt.algo_count(&p.gemm, p.precision, p.precision.output())?.min(algos);
     let (mut ok, mut wrong) = (Vec::new(), Vec::new());
     for door in std::iter::once(Door::GemmEx).chain((0..n).map(Door::Lt)) {
@@ -103,7 +101,11 @@ pub fn checked_calls(
         }
     }
     if ok.is_empty() {
-        return Err(Error::Cuda(format!("no cuBLAS configuration computed {} correctly: {}", p.precision, wrong.join("; "))));
+        return Err(Error::Cuda(format!(
+            "no cuBLAS configuration computed {} correctly: {}",
+            p.precision,
+            wrong.join("; ")
+        )));
     }
     Ok((ok, wrong))
 }

@@ -10,7 +10,7 @@ use common::{Launch, Precision, Result, Shape, Step, ceil_div, kernel_source};
 /// One warpgroup's 64 x 256 tile per block (128 accumulators a thread, the most one wgmma
 /// computes) and a ring of four buffers (chosen with `examples/tune.rs`, see notes/hopper.md).
 pub const fn tiles(_: Precision) -> HopperTiles {
-    HopperTiles { bm: 64, bn: 256, stages: 4, cluster: 1, group: 1 }
+    HopperTiles { bm: 64, bn: 256, stages: 2, cluster: 1, group: 1 }
 }
 // ANCHOR_END: tiles
 

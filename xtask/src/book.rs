@@ -260,7 +260,13 @@ fn step_readme_line(r: &Results, step: &str) -> String {
             ));
         }
     }
-    format!("On one {} ({} sweep, `results/{}.json`): {}.\n", r.sweep.gpu.name, r.dates(|s| s == step), r.slug, parts.join(", "))
+    format!(
+        "On one {} ({} sweep, `results/{}.json`): {}.\n",
+        r.sweep.gpu.name,
+        r.dates(|s| s == step),
+        r.slug,
+        parts.join(", ")
+    )
 }
 
 /// One sentence for a tensor-core step's README: each precision at 4096³ against cuBLAS in that

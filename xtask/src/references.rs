@@ -152,7 +152,12 @@ pub fn run(Args { out, shapes, precisions, algos, torch }: Args) -> Result<(), S
     let cublas = Cublas::new(&gpu).map_err(e)?;
     let mut lt = CublasLt::new(&gpu).map_err(e)?;
     let out = out.unwrap_or_else(|| PathBuf::from("results/references").join(format!("{}.json", slug(&gpu.name))));
-    let plan = TimingPlan { warmup: Duration::from_millis(50), measure: Duration::from_millis(150), min_reps: 5, max_reps: 50 };
+    let plan = TimingPlan {
+        warmup: Duration::from_millis(50),
+        measure: Duration::from_millis(150),
+        min_reps: 5,
+        max_reps: 50,
+    };
     println!(
         "references on {}: {} shapes x {} precisions, {ROUNDS} interleaved rounds",
         gpu.describe(),
@@ -199,12 +204,17 @@ pub fn run(Args { out, shapes, precisions, algos, torch }: Args) -> Result<(), S
                     runs.push(Box::new(move || call.run(gpu, cublas, &mut lt.borrow_mut(), prepared, &mut c)));
                 }
             }
-            let mut refs: Vec<&mut dyn FnMut() -> common::Result<()>> = runs.iter_mut().map(|r| &mut **r as _).collect();
+            let mut refs: Vec<&mut dyn FnMut() -> common::Result<()>> =
+                runs.iter_mut().map(|r| &mut **r as _).collect();
             let times = interleaved(gpu, plan, ROUNDS, &mut refs).map_err(e)?;
             for ((who, p, err), timing) in labels.into_iter().zip(times) {
                 for (m, t) in Method::BOTH.into_iter().zip(&timing) {
                     let tflops = t.gflops(&gemm) / 1e3;
-                    println!("{shape} {family} {who:<30} {:<4} C {:<13} {tflops:>8.1} TFLOP/s", elem_label(p.output()), m.label());
+                    println!(
+                        "{shape} {family} {who:<30} {:<4} C {:<13} {tflops:>8.1} TFLOP/s",
+                        elem_label(p.output()),
+                        m.label()
+                    );
                     rows.push(Row {
                         m: shape.m as u64,
                         n: shape.n as u64,
@@ -305,7 +315,10 @@ pub fn markdown(r: &References) -> String {
          in interleaved rounds (the target), and against `torch.matmul` (another process, minutes apart; \
          3xTF32 against FP32 SGEMM):\n"
     );
-    let _ = writeln!(s, "| shape | precision | C | method | top rung | fastest cuBLAS | ratio | target | met | torch.matmul | ratio |");
+    let _ = writeln!(
+        s,
+        "| shape | precision | C | method | top rung | fastest cuBLAS | ratio | target | met | torch.matmul | ratio |"
+    );
     let _ = writeln!(s, "|---|---|---|---|---:|---|---:|---:|---|---:|---:|");
     for (m, n, k, p) in &keys {
         let Some(family) = Precision::ALL.into_iter().find(|x| x.label() == p) else { continue };
@@ -327,7 +340,8 @@ pub fn markdown(r: &References) -> String {
                 let ratio = rung.tflops / best.tflops;
                 let (goal, met) = target(prec)
                     .map_or(("-".to_string(), "-"), |g| (format!("{g:.2}"), if ratio >= g { "yes" } else { "no" }));
-                let torch = fastest(true).map_or("- | -".to_string(), |t| format!("{:.1} | {:.3}", t.tflops, rung.tflops / t.tflops));
+                let torch = fastest(true)
+                    .map_or("- | -".to_string(), |t| format!("{:.1} | {:.3}", t.tflops, rung.tflops / t.tflops));
                 let _ = writeln!(
                     s,
                     "| {m}x{n}x{k} | {p} | {c} | {method} | {:.1} | {} {:.1} | {ratio:.3} | {goal} | {met} | {torch} |",
@@ -394,7 +408,9 @@ mod tests {
         // One at a time: 100 against cuBLAS's 90; back to back: 110 against cuBLAS's 100, and
         // against torch's 120 beside it (its 16-bit C row is another C type and does not count).
         assert!(
-            md.contains("| 64x64x64 | fp16 | fp32 | one at a time | 100.0 | cublasGemmEx 90.0 | 1.111 | 1.00 | yes | - | - |"),
+            md.contains(
+                "| 64x64x64 | fp16 | fp32 | one at a time | 100.0 | cublasGemmEx 90.0 | 1.111 | 1.00 | yes | - | - |"
+            ),
             "{md}"
         );
         assert!(

@@ -137,11 +137,8 @@ impl Results {
     /// When the runs of the steps `keep` selects were measured: one date, or the dates of the sweeps
     /// merged into the file ("2026-11-23 and 2026-11-25").
     pub fn dates(&self, keep: impl Fn(&str) -> bool) -> String {
-        let mut dates: Vec<&str> = self
-            .runs()
-            .filter(|r| keep(&r.step))
-            .map(|r| r.date.as_deref().unwrap_or(&self.sweep.date))
-            .collect();
+        let mut dates: Vec<&str> =
+            self.runs().filter(|r| keep(&r.step)).map(|r| r.date.as_deref().unwrap_or(&self.sweep.date)).collect();
         dates.sort();
         dates.dedup();
         if dates.is_empty() { self.sweep.date.clone() } else { dates.join(" and ") }

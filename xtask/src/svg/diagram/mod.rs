@@ -39,6 +39,8 @@ enum Drawn {
     ThreadTiles,
     /// The XOR-swizzled shared layout `ldmatrix` reads.
     Swizzle,
+    /// The 128-byte swizzle in which the TMA writes a tile and `wgmma` reads it.
+    TmaSwizzle,
 }
 
 /// The one table of which step gets which of them.
@@ -49,7 +51,27 @@ const STEP_DIAGRAMS: &[(&str, Drawn)] = &[
     ("step04-bankfree", Drawn::Banks),
     ("step05-threadtile-float4", Drawn::ThreadTiles),
     ("step08-mma-ldmatrix", Drawn::Swizzle),
+    ("step09-wgmma-tma", Drawn::TmaSwizzle),
 ];
+
+/// The 128-byte XOR swizzle of 16-byte chunks, as the PTX ISA defines it: the layout step 8
+/// writes and `ldmatrix` reads, and the layout the TMA writes and `wgmma` reads (step 9 on).
+fn swizzle_128b() -> Document {
+    let ldmatrix = SwizzlePanel {
+        kind: "ldmatrix".into(),
+        xor: Xor::RowMod8,
+        reads: (0..8).map(|r| (r, 0)).collect(),
+        users: String::new(),
+    };
+    swizzle(
+        &[
+            "8 rows of 128 B in 16-byte chunks",
+            "chunk c of row r stored at c ^ x(r);",
+            "columns: chunk positions, 4 banks each",
+        ],
+        &[ldmatrix],
+    )
+}
 
 /// Every diagram of every registered step, path relative to `book/src/generated/`. Diagrams of a
 /// step's geometry are drawn per registry entry (`<id>-...`); those that the precision does not
@@ -66,8 +88,9 @@ pub fn generate() -> Result<BTreeMap<String, String>, String> {
                 Drawn::WarpAccess => put(format!("{id}-warp"), warp_access(&g)?),
                 Drawn::Banks => put(format!("{id}-banks"), banks(&g)?),
                 Drawn::ThreadTiles => put(format!("{id}-tiles"), thread_tiles(&g)?),
-                Drawn::Swizzle if first => put(format!("{name}-swizzle"), step08_swizzle(step)),
-                Drawn::Swizzle => None,
+                Drawn::Swizzle | Drawn::TmaSwizzle if !first => None,
+                Drawn::Swizzle => put(format!("{name}-swizzle"), step08_swizzle(step)),
+                Drawn::TmaSwizzle => put(format!("{name}-swizzle"), swizzle_128b()),
             };
         }
         if let Some(d) = timeline(&g)? {
@@ -82,23 +105,7 @@ pub fn generate() -> Result<BTreeMap<String, String>, String> {
     }
     // The building blocks of step 8 on, drawn from their definitions (PTX ISA), not from a step.
     put("mma-m16n8-accumulator".into(), accumulator_lanes());
-    let ldmatrix = SwizzlePanel {
-        kind: "ldmatrix".into(),
-        xor: Xor::RowMod8,
-        reads: (0..8).map(|r| (r, 0)).collect(),
-        users: String::new(),
-    };
-    put(
-        "swizzle-128b".into(),
-        swizzle(
-            &[
-                "8 rows of 128 B in 16-byte chunks",
-                "chunk c of row r stored at c ^ x(r);",
-                "columns: chunk positions, 4 banks each",
-            ],
-            &[ldmatrix],
-        ),
-    );
+    put("swizzle-128b".into(), swizzle_128b());
     Ok(out)
 }
 
@@ -136,9 +143,9 @@ mod tests {
     }
 
     #[test]
-    fn step09_gets_its_pipeline_and_no_barrier_timeline() {
+    fn the_hopper_rungs_get_their_pipelines_and_no_barrier_timeline() {
         let all = super::generate().unwrap();
-        let d = &all["diagrams/step09-wgmma-tma-pipeline.svg"];
+        let d = &all["diagrams/step11-cluster-persistent-pipeline.svg"];
         for s in [
             "BM = 128: 1 producer + 2 consumer warpgroups",
             "STAGES = 4",
@@ -150,8 +157,13 @@ mod tests {
             assert!(d.contains(s), "step 9 pipeline: no {s:?}");
         }
         assert!(!d.contains("empty 4"));
-        assert!(!all.keys().any(|k| k.starts_with("diagrams/step09") && k.ends_with("-timeline.svg")));
-        assert_eq!(all.keys().filter(|k| k.contains("pipeline")).count(), 1);
+        assert!(all["diagrams/step10-warp-specialized-pipeline.svg"].contains("CLUSTER = 1"));
+        for step in ["step09", "step10", "step11", "step12", "step13"] {
+            let timeline = |k: &&String| k.starts_with(&format!("diagrams/{step}")) && k.ends_with("-timeline.svg");
+            assert!(!all.keys().any(|k| timeline(&k)), "{step} has a barrier timeline");
+        }
+        // Step 9 has no producer; steps 10-13 one each.
+        assert_eq!(all.keys().filter(|k| k.contains("pipeline")).count(), 4);
         // The cp.async steps keep theirs.
         assert!(all.contains_key("diagrams/step08-mma-ldmatrix-fp16-timeline.svg"));
     }

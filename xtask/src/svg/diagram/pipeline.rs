@@ -9,7 +9,7 @@ use svg::node::element::{Circle, Group, Polygon, Polyline};
 /// True for a kernel whose pipeline is synchronised by mbarriers (step 9: producer and consumer
 /// warpgroups), not by one `__syncthreads` per K-tile.
 pub(super) fn uses_mbarriers(g: &Geometry) -> bool {
-    g.step.kernel.code.contains("mbarrier.")
+    g.step.kernel.code.contains("mbar_wait(")
 }
 
 /// A line with an arrowhead at its last point, through `points`.
@@ -71,14 +71,14 @@ pub(super) fn labelled_box(x: f64, y: f64, w: f64, h: f64, fill: &str, bold: &st
     gr
 }
 
-/// A step whose K loop runs on mbarriers (step 9): its warpgroups, one producer and BM / 64
-/// consumers (step09-wgmma-tma/src/kernel.cu:42-43), the ring of STAGES buffers with their full and
-/// empty barriers (lines 295, 307-309), and the five moves of a K-tile through it: the producer's
-/// TMA copy completing `full` (lines 327-343), the consumers' wait on `full` (line 363), their
-/// wgmma, their arrival on `empty` in every block of the cluster (lines 355-358), and the
-/// producer's wait on `empty` before it reuses the buffer (line 326).
+/// A step whose K loop runs on mbarriers with a producer (steps 10-13): its warpgroups, one
+/// producer and BM / 64 consumers (`CONSUMERS` in the kernel), the ring of STAGES buffers with
+/// their `full` and `empty` barriers, and the five moves of a K-tile through it: the producer's
+/// TMA copy completing `full`, the consumers' wait on `full`, their wgmma, their arrival on
+/// `empty` in every block of the cluster (`release`), and the producer's wait on `empty` before
+/// it reuses the buffer. Step 9, one warpgroup that copies and multiplies, gets none.
 pub(super) fn pipeline(g: &Geometry) -> Result<Option<Document>, String> {
-    if !uses_mbarriers(g) {
+    if !uses_mbarriers(g) || g.launch.threads_per_block() <= 128 {
         return Ok(None);
     }
     let [bm, bn, bk, stages] = g.defines(["BM", "BN", "BK", "STAGES"])?;
@@ -88,7 +88,7 @@ pub(super) fn pipeline(g: &Geometry) -> Result<Option<Document>, String> {
     if warpgroups != consumers + 1 {
         return Err(format!("{}: {warpgroups} warpgroups for BM = {bm}", g.step.id()));
     }
-    // kernel.cu:44-48: A_BYTES = BM rows of 128 B; B_BYTES = BN x BK elements, two planes for 3xTF32.
+    // The kernel's A_BYTES = BM rows of 128 B; B_BYTES = BN x BK elements, two planes for 3xTF32.
     let planes = if g.step.precision == Precision::Tf32x3 { 2 } else { 1 };
     let stage_bytes = bm * 128 + bn * bk * g.step.precision.input().bytes() * planes;
     let (producer_c, consumer_c, full_c, empty_c) = (WARP[1], WARP[0], WARP[4], WARP[2]);
