@@ -103,6 +103,62 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
     println!("sweep on {}: {} steps x {} shapes", gpu.describe(), steps.len(), shapes.len());
     let copy = copy_bandwidth(&gpu).map_err(e)?;
     println!("device-to-device copy: {:.0} GB/s (read + write)", copy / 1e9);
+    // With --merge, the runs of the registry's other steps as they were recorded, each with the
+    // date it was measured.
+    let (kept, old_hashes) = if merge && out.exists() {
+        let old = crate::results::read(&out)?;
+        let swept: Vec<String> = steps.iter().map(|s| s.id()).collect();
+        let kept: Vec<Run> = old
+            .runs
+            .into_iter()
+            .filter(|r| !swept.contains(&r.step) && steps::ALL.iter().any(|s| s.id() == r.step))
+            .map(|r| Run { date: Some(r.date.clone().unwrap_or_else(|| old.date.clone())), ..r })
+            .collect();
+        println!("merging: {} runs of other steps kept from {}", kept.len(), out.display());
+        (kept, old.kernel_hashes)
+    } else {
+        (Vec::new(), Default::default())
+    };
+    let mut kernel_hashes: std::collections::BTreeMap<String, String> =
+        steps.iter().map(|s| (s.id(), s.kernel.hash())).collect();
+    for (id, hash) in old_hashes {
+        kernel_hashes.entry(id).or_insert(hash);
+    }
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    }
+    // The file is written after every run, so that a sweep stopped by a time limit keeps what it
+    // measured (the hashes of the steps it had not reached yet say they are stale).
+    let gpu_record = GpuRecord {
+        name: gpu.name.clone(),
+        compute_capability: format!("{}.{}", gpu.cc.0, gpu.cc.1),
+        driver_cuda_version: format!("{}.{}", gpu.driver_version / 1000, (gpu.driver_version % 1000) / 10),
+        sms: gpu.sms,
+        sm_clock_khz: gpu.clock_khz,
+        l2_bytes: gpu.l2_bytes as u64,
+        peak_fp32_gflops: gpu.peak_fp32_flops() / 1e9,
+        peak_dram_gbs: gpu.peak_dram_bytes() / 1e9,
+        measured_copy_gbs: copy / 1e9,
+    };
+    let save = |runs: &[Run]| {
+        let swept: Vec<&str> = runs.iter().map(|r| r.step.as_str()).collect();
+        let sweep = Sweep {
+            schema: SCHEMA,
+            tool: "cargo xtask sweep".into(),
+            date: today(),
+            gpu: gpu_record.clone(),
+            nvrtc_version: format!("{nv_major}.{nv_minor}"),
+            cublas_version: cublas.version as i64,
+            cublas_math: CUBLAS_MATH.into(),
+            kernel_hashes: kernel_hashes
+                .iter()
+                .filter(|(id, _)| swept.contains(&id.as_str()) || kept.iter().any(|r| &r.step == *id))
+                .map(|(id, h)| (id.clone(), h.clone()))
+                .collect(),
+            runs: kept.iter().cloned().chain(runs.iter().cloned()).collect(),
+        };
+        write(&out, &sweep)
+    };
 
     let plan = TimingPlan {
         warmup: Duration::from_millis(100),
@@ -202,52 +258,11 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
                 grid: [launch.grid.0, launch.grid.1, launch.grid.2],
                 defines: launch.defines.iter().map(|(n, v)| format!("{n}={v}")).collect(),
             });
+            save(&runs)?;
         }
     }
     let n_runs = runs.len();
-    let mut kernel_hashes: std::collections::BTreeMap<String, String> =
-        steps.iter().map(|s| (s.id(), s.kernel.hash())).collect();
-    if merge && out.exists() {
-        // The other steps' runs as they were recorded, each with the date it was measured.
-        let old = crate::results::read(&out)?;
-        let swept: Vec<String> = steps.iter().map(|s| s.id()).collect();
-        let kept: Vec<Run> = old
-            .runs
-            .into_iter()
-            .filter(|r| !swept.contains(&r.step))
-            .map(|r| Run { date: Some(r.date.clone().unwrap_or_else(|| old.date.clone())), ..r })
-            .collect();
-        println!("merged: {} runs of other steps kept from {}", kept.len(), out.display());
-        for (id, hash) in old.kernel_hashes {
-            kernel_hashes.entry(id).or_insert(hash);
-        }
-        runs = kept.into_iter().chain(runs).collect();
-    }
-    let sweep = Sweep {
-        schema: SCHEMA,
-        tool: "cargo xtask sweep".into(),
-        date: today(),
-        gpu: GpuRecord {
-            name: gpu.name.clone(),
-            compute_capability: format!("{}.{}", gpu.cc.0, gpu.cc.1),
-            driver_cuda_version: format!("{}.{}", gpu.driver_version / 1000, (gpu.driver_version % 1000) / 10),
-            sms: gpu.sms,
-            sm_clock_khz: gpu.clock_khz,
-            l2_bytes: gpu.l2_bytes as u64,
-            peak_fp32_gflops: gpu.peak_fp32_flops() / 1e9,
-            peak_dram_gbs: gpu.peak_dram_bytes() / 1e9,
-            measured_copy_gbs: copy / 1e9,
-        },
-        nvrtc_version: format!("{nv_major}.{nv_minor}"),
-        cublas_version: cublas.version as i64,
-        cublas_math: CUBLAS_MATH.into(),
-        kernel_hashes,
-        runs,
-    };
-    if let Some(dir) = out.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-    }
-    write(&out, &sweep)?;
+    save(&runs)?;
     println!("{} runs ({} failed) in {:.0} s -> {}", n_runs, failures, started.elapsed().as_secs_f64(), out.display());
     if failures > 0 { Err(format!("{failures} runs failed verification")) } else { Ok(()) }
 }
