@@ -212,7 +212,7 @@ fn bench_shapes(c: &mut Criterion, step: &Step) -> Result<Vec<Row>> {
         };
         let sgemm = fp32.is_some().then(|| timing(sgemm_ms));
         let configs = if CublasConfig::for_precision(p).len() > 1 {
-            time_cublas_configs(&gpu, &cublas, &mut lt, &prepared, TimingPlan::default(), true)?
+            time_cublas_configs(&gpu, &cublas, &mut lt, &prepared, TimingPlan::default(), true, &mut Vec::new())?
         } else {
             Vec::new()
         };

@@ -263,8 +263,9 @@ impl CublasLt {
 }
 /// cuBLAS through each configuration recorded for the precision ([`CublasConfig::for_precision`])
 /// on a prepared problem. With `check`, each is checked once first (a 16-bit C only for a relative
-/// error under 1%, what its rounding allows), so that no configuration is timed computing
-/// something else; a sweep checks once per problem and times again next to every kernel.
+/// error under 1%, what its rounding allows), and one that computes something else is added to
+/// `left_out` with a note; those in `left_out` are never timed. A sweep checks once per problem
+/// and times again next to every kernel.
 pub fn time_cublas_configs(
     gpu: &Gpu,
     blas: &Cublas,
@@ -272,12 +273,16 @@ pub fn time_cublas_configs(
     p: &Prepared,
     plan: TimingPlan,
     check: bool,
+    left_out: &mut Vec<CublasConfig>,
 ) -> Result<Vec<(CublasConfig, Timing)>> {
     let (ca, cb) = p.cublas_inputs();
     let mut c = p.fresh_c(gpu, 0)?;
     let mut c16 = DeviceMatrix::guarded(gpu, &p.inputs.c0, p.precision.input(), 0)?;
     let mut out = Vec::new();
     for &config in CublasConfig::for_precision(p.precision) {
+        if left_out.contains(&config) {
+            continue;
+        }
         let mut run = |c: &mut DeviceMatrix, c16: &mut DeviceMatrix| match config {
             CublasConfig::GemmEx => blas.gemm(gpu, p.precision, &p.gemm, ca, cb, c),
             CublasConfig::Lt => lt.matmul(gpu, p.precision, &p.gemm, ca, cb, c),
@@ -292,11 +297,11 @@ pub fn time_cublas_configs(
             let v = p.check_result(&got);
             let ok = if config == CublasConfig::Lt16BitC { v.vs_cublas.rel_frobenius < 1e-2 } else { v.passed() };
             if !ok {
-                return Err(Error::Cuda(format!(
-                    "{} computed a wrong result: {}",
-                    config.label(),
-                    v.report(config.label())
-                )));
+                // Left out, and said so: a reference that computes something else is no reference
+                // (cuBLAS's BF16 C at 1000x1001x999 on an H100, notes/hopper.md).
+                println!("note: {} left out, it computed a wrong result: {}", config.label(), v.report(config.label()));
+                left_out.push(config);
+                continue;
             }
         }
         out.push((config, time_runs(gpu, plan, || run(&mut c, &mut c16))?));

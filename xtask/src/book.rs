@@ -25,11 +25,41 @@ pub fn generate(all: &[Results]) -> Result<BTreeMap<String, String>, String> {
             out.insert(format!("{dir}/{id}.md"), per_step(r, &id));
         }
         out.insert(format!("{dir}/tensor.md"), tensor(r));
+        out.insert(format!("{dir}/climb.md"), climb(r));
         out.insert(format!("{dir}/gflops.svg"), crate::svg::chart::gflops(r));
         out.insert(format!("{dir}/scaling.svg"), crate::svg::chart::scaling(r));
         out.insert(format!("{dir}/roofline.svg"), crate::svg::chart::roofline(r));
     }
     Ok(out)
+}
+
+/// What limits each rung of the Hopper climb next, as its chapter's profile and tuner runs show
+/// (the chapters give the runs); keyed by crate name.
+const LIMITS_NEXT: &[(&str, &str)] = &[
+    ("step08-mma-ldmatrix", "every thread copies and loads fragments: the copies' own instructions and stalls"),
+    ("step09-wgmma-tma", "one warpgroup copies and multiplies: between tiles it waits for the TMA and for its own products"),
+    ("step10-warp-specialized", "each block loads its own B tile and stops the tensor cores for its last wave and its epilogue"),
+    ("step11-cluster-persistent", "the epilogue: consumers store C from registers before the next tile's products start"),
+    ("step12-epilogue", "the clock under the power cap, and the tensor pipe's idle cycles between tiles and in the last turn"),
+];
+
+/// The Hopper climb at 4096³ in FP16 (FP32 C): each rung from step 8, its rate, its gain on the
+/// rung before, its share of the fastest cuBLAS configuration of the same sweep, and what limits
+/// it next.
+fn climb(r: &Results) -> String {
+    let mut s = String::from(
+        "| rung | the idea | TFLOP/s | gain | % of the fastest cuBLAS | what limits it next |\n|---|---|---:|---:|---:|---|\n",
+    );
+    let mut prev: Option<f64> = None;
+    for step in steps::ALL.iter().filter(|s| s.precision == Precision::F16 && number(s.name) >= "08") {
+        let Some(x) = r.run(&step.id(), HEADLINE) else { continue };
+        let gain = prev.map_or("-".to_string(), |p| format!("{:.2}x", x.gflops / p));
+        let fastest = x.pct_of_fastest_cublas.map_or("-".to_string(), |v| format!("{v:.1}%"));
+        let next = LIMITS_NEXT.iter().find(|(n, _)| *n == step.name).map_or("", |(_, t)| t);
+        let _ = writeln!(s, "| {} | {} | {:.1} | {gain} | {fastest} | {next} |", step.name, step.idea, x.gflops / 1e3);
+        prev = Some(x.gflops);
+    }
+    s
 }
 
 fn summary(r: &Results) -> String {

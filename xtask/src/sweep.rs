@@ -176,6 +176,8 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
         // cuBLAS configurations (FP16, BF16, TF32) checked once on it.
         let mut prepared: HashMap<Precision, Prepared> = HashMap::new();
         let mut checked: std::collections::HashSet<Precision> = Default::default();
+        // Configurations that computed something else on this problem: never timed.
+        let mut left_out: HashMap<Precision, Vec<common::lt::CublasConfig>> = HashMap::new();
         for (ki, step) in steps.iter().enumerate() {
             let prepared = match prepared.entry(step.precision) {
                 std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
@@ -189,7 +191,8 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
             // than the same call timed next to the kernel (notes/step09.md).
             let timed = if CublasConfig::for_precision(step.precision).len() > 1 {
                 let check = checked.insert(step.precision);
-                time_cublas_configs(&gpu, &cublas, &mut lt, prepared, plan, check).map_err(e)?
+                let left_out = left_out.entry(step.precision).or_default();
+                time_cublas_configs(&gpu, &cublas, &mut lt, prepared, plan, check, left_out).map_err(e)?
             } else {
                 Vec::new()
             };
