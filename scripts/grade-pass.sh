@@ -40,7 +40,11 @@ if has refs; then
   for p in fp16 bf16 tf32 fp64 3xtf32; do
     grade "reference-step08-$p" "step08-mma-ldmatrix-$p" step08-mma-ldmatrix/src/kernel.cu
   done
-  for p in fp16 bf16 tf32 3xtf32; do grade "reference-step09-$p" "step09-wgmma-tma-$p" step09-wgmma-tma/src/kernel.cu; done
+  for s in step09-wgmma-tma step10-warp-specialized step11-cluster-persistent; do
+    for p in fp16 bf16; do grade "reference-${s%%-*}-$p" "$s-$p" "$s/src/kernel.cu"; done
+  done
+  for p in fp16 bf16 fp16-c16 bf16-c16; do grade "reference-step12-$p" "step12-epilogue-$p" step12-epilogue/src/kernel.cu; done
+  for p in tf32 3xtf32; do grade "reference-step13-$p" "step13-3xtf32-$p" step13-3xtf32/src/kernel.cu; done
 fi
 if has skeletons; then
   for f in "$skel"/step*.cu; do

@@ -275,7 +275,8 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
     let cmp = compare_prepared(&mut runner, &cublas, &prepared, TimingPlan::default())?;
     if CublasConfig::for_precision(step.precision).len() > 1 {
         let mut lt = CublasLt::new(&gpu)?;
-        let configs = time_cublas_configs(&gpu, &cublas, &mut lt, &prepared, TimingPlan::default(), true, &mut Vec::new())?;
+        let configs =
+            time_cublas_configs(&gpu, &cublas, &mut lt, &prepared, TimingPlan::default(), true, &mut Vec::new())?;
         let all: Vec<String> = configs
             .iter()
             .map(|(c, t)| {

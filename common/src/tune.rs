@@ -79,7 +79,8 @@ pub fn run(
         let p = step.precision;
         let prepared = Prepared::new(&gpu, &cublas, &gemm, p, data::fresh_seed())?;
         let fastest = if CublasConfig::for_precision(p).len() > 1 {
-            let timed = time_cublas_configs(&gpu, &cublas, &mut lt, &prepared, TimingPlan::default(), true, &mut Vec::new())?;
+            let timed =
+                time_cublas_configs(&gpu, &cublas, &mut lt, &prepared, TimingPlan::default(), true, &mut Vec::new())?;
             crate::lt::fastest(&timed).map(|(config, t)| {
                 println!("{p}: fastest cuBLAS {} ({:.0} GFLOP/s)", config.label(), t.gflops(&gemm));
                 t

@@ -37,10 +37,22 @@ pub fn generate(all: &[Results]) -> Result<BTreeMap<String, String>, String> {
 /// (the chapters give the runs); keyed by crate name.
 const LIMITS_NEXT: &[(&str, &str)] = &[
     ("step08-mma-ldmatrix", "every thread copies and loads fragments: the copies' own instructions and stalls"),
-    ("step09-wgmma-tma", "one warpgroup copies and multiplies: between tiles it waits for the TMA and for its own products"),
-    ("step10-warp-specialized", "each block loads its own B tile and stops the tensor cores for its last wave and its epilogue"),
-    ("step11-cluster-persistent", "the epilogue: consumers store C from registers before the next tile's products start"),
-    ("step12-epilogue", "the clock under the power cap, and the tensor pipe's idle cycles between tiles and in the last turn"),
+    (
+        "step09-wgmma-tma",
+        "one warpgroup copies and multiplies: between tiles it waits for the TMA and for its own products",
+    ),
+    (
+        "step10-warp-specialized",
+        "each block loads its own B tile and stops the tensor cores for its last wave and its epilogue",
+    ),
+    (
+        "step11-cluster-persistent",
+        "the epilogue: consumers store C from registers before the next tile's products start",
+    ),
+    (
+        "step12-epilogue",
+        "the clock under the power cap, and the tensor pipe's idle cycles between tiles and in the last turn",
+    ),
 ];
 
 /// The Hopper climb at 4096³ in FP16 (FP32 C): each rung from step 8, its rate, its gain on the
