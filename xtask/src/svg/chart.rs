@@ -17,7 +17,7 @@ const FONT: u32 = 24;
 const TITLE: u32 = 28;
 /// One colour per step of the ladder (Tableau 10), by step number: the precisions of a step share
 /// its colour, and a precision has its own marker ([`marker`]) in every chart.
-const PALETTE: [RGBColor; 10] = [
+const PALETTE: [RGBColor; 13] = [
     RGBColor(0x4e, 0x79, 0xa7),
     RGBColor(0xf2, 0x8e, 0x2b),
     RGBColor(0xe1, 0x57, 0x59),
@@ -28,12 +28,23 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(0xff, 0x9d, 0xa7),
     RGBColor(0x9c, 0x75, 0x5f),
     RGBColor(0x79, 0x70, 0x6e),
+    RGBColor(0x1b, 0x9e, 0x77),
+    RGBColor(0x66, 0x3d, 0x99),
+    RGBColor(0xb8, 0x54, 0x0b),
 ];
 /// cuBLAS and the roofs.
 const REFERENCE: RGBColor = RGBColor(0x22, 0x22, 0x22);
 /// The order of precisions in legends and panels.
-const ORDER: [Precision; 6] =
-    [Precision::F32, Precision::Tf32x3, Precision::F16, Precision::Bf16, Precision::Tf32, Precision::F64];
+const ORDER: [Precision; 8] = [
+    Precision::F32,
+    Precision::Tf32x3,
+    Precision::F16,
+    Precision::F16C16,
+    Precision::Bf16,
+    Precision::Bf16C16,
+    Precision::Tf32,
+    Precision::F64,
+];
 
 /// A registered step with results: its id, short label, precision and colour.
 struct Series {
