@@ -338,6 +338,23 @@ pub fn persistent_grid(call: &mut HostCall<'_>) -> Result<(u32, u32, u32)> {
     Ok((clusters * cluster, 1, 1))
 }
 
+// ANCHOR: run
+/// One GEMM of steps 9 and 10: the tensor maps of A and B, then one block per tile of C.
+pub fn run_tiles(call: &mut HostCall<'_>) -> Result<()> {
+    let (bm, bk) = (call.launch.value("BM").unwrap_or(0) as usize, HopperTiles::bk(call.precision));
+    let (a, b) = (a_map(call, bm, bk)?, b_map(call, bk)?);
+    launch_sgemm(call, (&a, &b), None, call.launch.grid)
+}
+
+/// One GEMM of step 11: the tensor maps of A and B, then a persistent cluster launch.
+pub fn run_persistent(call: &mut HostCall<'_>) -> Result<()> {
+    let (bm, bk) = (call.launch.value("BM").unwrap_or(0) as usize, HopperTiles::bk(call.precision));
+    let (a, b) = (a_map(call, bm, bk)?, b_map(call, bk)?);
+    let grid = persistent_grid(call)?;
+    launch_sgemm(call, (&a, &b), None, grid)
+}
+// ANCHOR_END: run
+
 /// Launches the step's `sgemm(M, N, K, alpha, A's map, B's map, beta, C)` on `grid` in clusters of
 /// the launch's CLUSTER blocks along x; with `c_map`, C's tensor map takes C's place (steps 12, 13).
 pub fn launch_sgemm(

@@ -3,8 +3,7 @@
 //! with `wgmma` straight from shared memory. FP16 and BF16; sm_90a only.
 
 use common::hopper::{self, HopperTiles};
-use common::host::HostCall;
-use common::{Launch, Precision, Result, Shape, Step, ceil_div, kernel_source};
+use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
 
 // ANCHOR: tiles
 /// One warpgroup's 64 x 256 tile per block (128 accumulators a thread, the most one wgmma
@@ -21,15 +20,6 @@ pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
 }
 // ANCHOR_END: launch
 
-// ANCHOR: host
-/// One GEMM: the tensor maps of A and B, then the launch.
-fn run(call: &mut HostCall<'_>) -> Result<()> {
-    let (bm, bk) = (call.launch.value("BM").unwrap_or(0) as usize, HopperTiles::bk(call.precision));
-    let (a, b) = (hopper::a_map(call, bm, bk)?, hopper::b_map(call, bk)?);
-    hopper::launch_sgemm(call, (&a, &b), None, call.launch.grid)
-}
-// ANCHOR_END: host
-
 const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
     Step {
         name: "step09-wgmma-tma",
@@ -39,7 +29,7 @@ const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
         min_cc: (9, 0),
         precision,
         arch: Some("sm_90a"),
-        host: Some(run),
+        host: Some(hopper::run_tiles),
     }
 }
 

@@ -3,8 +3,7 @@
 //! the consumers. FP16 and BF16; sm_90a only.
 
 use common::hopper::{self, HopperTiles};
-use common::host::HostCall;
-use common::{Launch, Precision, Result, Shape, Step, ceil_div, kernel_source};
+use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
 
 // ANCHOR: tiles
 /// Two consumers of 64 x 256 per block (128 x 256 of C for one copy of each B tile) and a ring of
@@ -22,13 +21,6 @@ pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
 }
 // ANCHOR_END: launch
 
-/// One GEMM: the tensor maps of A and B, then the launch.
-fn run(call: &mut HostCall<'_>) -> Result<()> {
-    let (bm, bk) = (call.launch.value("BM").unwrap_or(0) as usize, HopperTiles::bk(call.precision));
-    let (a, b) = (hopper::a_map(call, bm, bk)?, hopper::b_map(call, bk)?);
-    hopper::launch_sgemm(call, (&a, &b), None, call.launch.grid)
-}
-
 const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
     Step {
         name: "step10-warp-specialized",
@@ -38,7 +30,7 @@ const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
         min_cc: (9, 0),
         precision,
         arch: Some("sm_90a"),
-        host: Some(run),
+        host: Some(hopper::run_tiles),
     }
 }
 

@@ -4,8 +4,7 @@
 //! FP16 and BF16; sm_90a only.
 
 use common::hopper::{self, HopperTiles};
-use common::host::HostCall;
-use common::{Launch, Precision, Result, Shape, Step, kernel_source};
+use common::{Launch, Precision, Shape, Step, kernel_source};
 
 // ANCHOR: tiles
 /// Step 10's block, two blocks per cluster, groups of eight cluster rows (chosen with
@@ -30,16 +29,6 @@ pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
 }
 // ANCHOR_END: launch
 
-// ANCHOR: host
-/// One GEMM: the tensor maps of A and B, then a persistent cluster launch.
-fn run(call: &mut HostCall<'_>) -> Result<()> {
-    let (bm, bk) = (call.launch.value("BM").unwrap_or(0) as usize, HopperTiles::bk(call.precision));
-    let (a, b) = (hopper::a_map(call, bm, bk)?, hopper::b_map(call, bk)?);
-    let grid = hopper::persistent_grid(call)?;
-    hopper::launch_sgemm(call, (&a, &b), None, grid)
-}
-// ANCHOR_END: host
-
 const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
     Step {
         name: "step11-cluster-persistent",
@@ -49,7 +38,7 @@ const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
         min_cc: (9, 0),
         precision,
         arch: Some("sm_90a"),
-        host: Some(run),
+        host: Some(hopper::run_persistent),
     }
 }
 
