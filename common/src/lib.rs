@@ -39,6 +39,7 @@ pub mod probe;
 pub mod problem;
 pub mod reference;
 pub mod roofline;
+pub mod rungs;
 pub mod runner;
 pub mod step;
 pub mod testing;

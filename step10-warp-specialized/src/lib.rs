@@ -2,7 +2,7 @@
 //! consumer warpgroups multiply them with `wgmma`; `setmaxnreg` moves the producer's registers to
 //! the consumers. FP16 and BF16; sm_90a only.
 
-use common::hopper::{self, HopperTiles};
+use common::rungs::{self, HopperTiles};
 use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
 
 // ANCHOR: tiles
@@ -30,7 +30,7 @@ const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
         min_cc: (9, 0),
         precision,
         arch: Some("sm_90a"),
-        host: Some(hopper::run_tiles),
+        host: Some(rungs::run_tiles),
     }
 }
 

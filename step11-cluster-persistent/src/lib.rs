@@ -3,7 +3,7 @@
 //! and columns of B in L2, cutting a last turn that would leave most clusters idle into halves.
 //! FP16 and BF16; sm_90a only.
 
-use common::hopper::{self, HopperTiles};
+use common::rungs::{self, HopperTiles};
 use common::{Launch, Precision, Shape, Step, kernel_source};
 
 // ANCHOR: tiles
@@ -38,7 +38,7 @@ const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
         min_cc: (9, 0),
         precision,
         arch: Some("sm_90a"),
-        host: Some(hopper::run_persistent),
+        host: Some(rungs::run_persistent),
     }
 }
 

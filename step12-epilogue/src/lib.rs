@@ -3,8 +3,8 @@
 //! FP32 or, as torch.matmul returns it, in the inputs' 16-bit type. FP16 and BF16, each with an
 //! FP32 or a 16-bit C; sm_90a only.
 
-use common::hopper::{self, CHUNK_BYTES, HopperTiles};
 use common::host::HostCall;
+use common::rungs::{self, CHUNK_BYTES, HopperTiles};
 use common::{Launch, Precision, Result, Shape, Step, kernel_source};
 
 // ANCHOR: tiles
@@ -36,11 +36,11 @@ pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
 /// its rows needed padding for the TMA.
 fn run(call: &mut HostCall<'_>) -> Result<()> {
     let (bm, bk) = (call.launch.value("BM").unwrap_or(0) as usize, HopperTiles::bk(call.precision));
-    let (a, b) = (hopper::a_map(call, bm, bk)?, hopper::b_map(call, bk)?);
-    let (c, padded) = hopper::c_map(call)?;
-    let grid = hopper::persistent_grid(call)?;
-    hopper::launch_sgemm(call, (&a, &b), Some(&c), grid)?;
-    hopper::copy_back(call, padded)
+    let (a, b) = (rungs::a_map(call, bm, bk)?, rungs::b_map(call, bk)?);
+    let (c, padded) = rungs::c_map(call)?;
+    let grid = rungs::persistent_grid(call)?;
+    rungs::launch_sgemm(call, (&a, &b), Some(&c), grid)?;
+    rungs::copy_back(call, padded)
 }
 // ANCHOR_END: host
 

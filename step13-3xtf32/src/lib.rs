@@ -3,8 +3,9 @@
 //! through registers, rounded or split there; 3xTF32 multiplies three TF32 products per term.
 //! sm_90a only.
 
-use common::hopper::{self, CHUNK_BYTES, HopperTiles, arg, tensor_map};
+use common::hopper::{self, arg, tensor_map};
 use common::host::HostCall;
+use common::rungs::{self, CHUNK_BYTES, HopperTiles};
 use common::{Launch, Precision, Result, Shape, Step, ceil_div, kernel_source};
 
 // ANCHOR: tiles
@@ -40,7 +41,7 @@ fn run(call: &mut HostCall<'_>) -> Result<()> {
     let (p, gpu) = (call.precision, call.gpu);
     let Shape { n, k, .. } = call.gemm.shape;
     let (bm, bk, w) = (call.launch.value("BM").unwrap_or(0) as usize, HopperTiles::bk(p), p.input().bytes());
-    let a = hopper::a_map(call, bm, bk)?;
+    let a = rungs::a_map(call, bm, bk)?;
     let planes = planes(p);
     let ldt = k.max(1).div_ceil(hopper::TMA_ALIGN / w) * (hopper::TMA_ALIGN / w);
     let bt = call.workspace.buffer(gpu, "B^T", ldt * n * planes * w)?;
@@ -55,10 +56,10 @@ fn run(call: &mut HostCall<'_>) -> Result<()> {
     let b = call.workspace.tensor_map(vec![3, bt, n as u64, k as u64, planes as u64], || {
         tensor_map(elem, bt, &[k, n, planes], &[ldt * w, ldt * n * w], &[bk, 64, 1])
     })?;
-    let (c, padded) = hopper::c_map(call)?;
-    let grid = hopper::persistent_grid(call)?;
-    hopper::launch_sgemm(call, (&a, &b), Some(&c), grid)?;
-    hopper::copy_back(call, padded)
+    let (c, padded) = rungs::c_map(call)?;
+    let grid = rungs::persistent_grid(call)?;
+    rungs::launch_sgemm(call, (&a, &b), Some(&c), grid)?;
+    rungs::copy_back(call, padded)
 }
 // ANCHOR_END: host
 

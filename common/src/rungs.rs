@@ -1,0 +1,196 @@
+//! What the host code of the Hopper rungs (steps 9-13) shares: their tiles and launch, the tensor
+//! maps of A, B and C (with padded copies where the TMA cannot address a row), the size of a
+//! persistent grid, and the launch of `sgemm` with its tensor maps.
+
+use crate::Result;
+use crate::hopper::{TMA_ALIGN, TensorMap, arg, copy_pitched, max_active_clusters, tensor_map};
+use crate::host::HostCall;
+use crate::launch::{Launch, ceil_div};
+use crate::precision::{Elem, Precision};
+use crate::problem::Shape;
+
+/// Block tile, pipeline depth and cluster of the Hopper rungs (steps 9-13), passed to their
+/// kernels as compile-time defines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HopperTiles {
+    /// C tile of a block: BM rows (64 per consumer warpgroup) by BN columns (one wgmma's N).
+    pub bm: usize,
+    pub bn: usize,
+    /// Buffers in the ring between the copies and the products.
+    pub stages: usize,
+    /// Blocks per cluster, along M, sharing each B tile by multicast (1: none).
+    pub cluster: usize,
+    /// Cluster rows per group of a persistent grid's tile order (1: row by row).
+    pub group: usize,
+}
+
+impl std::fmt::Display for HopperTiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let HopperTiles { bm, bn, stages, cluster, group } = self;
+        write!(f, "{bm}x{bn}, {stages} stages, cluster {cluster}, group {group}")
+    }
+}
+
+impl HopperTiles {
+    /// K of one tile in precision `p`: one 128-byte row (64 halves, 32 floats), the TMA's widest
+    /// swizzle.
+    pub fn bk(p: Precision) -> usize {
+        128 / p.input().bytes()
+    }
+
+    /// Bytes of one ring buffer: an A tile (BM rows of 128 bytes) and `planes` B tiles (BN rows of
+    /// 128 bytes each; 3xTF32 keeps two).
+    pub fn stage_bytes(&self, planes: usize) -> usize {
+        128 * (self.bm + self.bn * planes)
+    }
+
+    /// A cluster's share of C in a persistent grid: CLUSTER vertically adjacent BM x BN tiles (the
+    /// rows of tiles rounded up to whole clusters).
+    pub fn jobs(&self, s: &Shape) -> usize {
+        ceil_div(ceil_div(s.m, self.bm), self.cluster) * ceil_div(s.n, self.bn)
+    }
+
+    /// The launch of a kernel with these tiles: `grid` blocks of `threads`, the ring of STAGES
+    /// buffers of `planes` B tiles plus `extra_smem` bytes of dynamic shared memory (and 1 KiB to
+    /// align the ring to the swizzle's 1024-byte period). Defines PREC, BM, BN, BK, STAGES, CLUSTER,
+    /// GROUP and VEC (rows of an FP32 C are 8-byte aligned: N is even).
+    pub fn launch(
+        &self,
+        s: &Shape,
+        p: Precision,
+        grid: (usize, usize, usize),
+        threads: u32,
+        planes: usize,
+        extra_smem: usize,
+    ) -> Launch {
+        let mut launch = Launch::new(grid, (threads, 1, 1))
+            .define("PREC", p.code())
+            .define("BM", self.bm as i64)
+            .define("BN", self.bn as i64)
+            .define("BK", Self::bk(p) as i64)
+            .define("STAGES", self.stages as i64)
+            .define("CLUSTER", self.cluster as i64)
+            .define("GROUP", self.group as i64)
+            .define("VEC", (s.n % 2 == 0) as i64);
+        launch.dynamic_smem_bytes = (self.stages * self.stage_bytes(planes) + extra_smem + 1024) as u32;
+        launch
+    }
+}
+
+/// A row-major matrix of `rows` rows of `cols` elements at `ptr` as the TMA can address it: the
+/// matrix itself when its rows are 16-byte aligned, else a copy with padded rows (workspace
+/// buffer `name`, copied in when `copy_in`). Returns the address and the row pitch in bytes.
+pub fn aligned_rows(
+    call: &mut HostCall<'_>,
+    name: &'static str,
+    ptr: u64,
+    rows: usize,
+    cols: usize,
+    elem: Elem,
+    copy_in: bool,
+) -> Result<(u64, usize)> {
+    let w = elem.bytes();
+    // At least one element: K = 0 reads nothing, but a tensor map still needs a pitch.
+    let pitch = cols.max(1).div_ceil(TMA_ALIGN / w) * TMA_ALIGN;
+    if pitch == cols * w {
+        return Ok((ptr, pitch));
+    }
+    let copy = call.workspace.buffer(call.gpu, name, pitch * rows)?;
+    if copy_in {
+        copy_pitched(call.gpu, ptr, cols * w, copy, pitch, cols * w, rows)?;
+    }
+    Ok((copy, pitch))
+}
+
+/// A's tensor map as the rungs load it: K-major as it is, boxes of BK x `rows`. Made once per
+/// buffer and shape, then reused (cuBLAS keeps its plans too).
+pub fn a_map(call: &mut HostCall<'_>, rows: usize, bk: usize) -> Result<TensorMap> {
+    let Shape { m, k, .. } = call.gemm.shape;
+    let elem = call.precision.input();
+    let (a, pitch) = aligned_rows(call, "A with aligned rows", call.a.ptr(call.gpu), m, k, elem, true)?;
+    let key = vec![0, a, m as u64, k as u64, rows as u64, bk as u64];
+    call.workspace.tensor_map(key, || tensor_map(elem, a, &[k, m], &[pitch], &[bk, rows]))
+}
+
+/// B's tensor map as steps 9-12 load it: N-major as it is, boxes of 64 columns (128 bytes) x BK.
+pub fn b_map(call: &mut HostCall<'_>, bk: usize) -> Result<TensorMap> {
+    let Shape { n, k, .. } = call.gemm.shape;
+    let elem = call.precision.input();
+    let (b, pitch) = aligned_rows(call, "B with aligned rows", call.b.ptr(call.gpu), k, n, elem, true)?;
+    let key = vec![1, b, n as u64, k as u64, bk as u64];
+    call.workspace.tensor_map(key, || tensor_map(elem, b, &[n, k], &[pitch], &[64, bk]))
+}
+
+/// C's tensor map as steps 12 and 13 store it, boxes of 128 bytes x 64 rows. When C's rows are not
+/// 16-byte aligned the map describes a padded copy instead (copied in first when beta reads C),
+/// returned as (address, pitch) for [`copy_back`].
+pub fn c_map(call: &mut HostCall<'_>) -> Result<(TensorMap, Option<(u64, usize)>)> {
+    let Shape { m, n, .. } = call.gemm.shape;
+    let elem = call.precision.output();
+    let c = call.c.ptr(call.gpu);
+    let (at, pitch) = aligned_rows(call, "C with aligned rows", c, m, n, elem, call.gemm.beta != 0.0)?;
+    let key = vec![2, at, m as u64, n as u64];
+    let map = call.workspace.tensor_map(key, || tensor_map(elem, at, &[n, m], &[pitch], &[128 / elem.bytes(), 64]))?;
+    Ok((map, (at != c).then_some((at, pitch))))
+}
+
+/// Copies the kernel's result from the padded copy [`c_map`] made, if it made one, into C.
+pub fn copy_back(call: &HostCall<'_>, padded: Option<(u64, usize)>) -> Result<()> {
+    let Some((at, pitch)) = padded else { return Ok(()) };
+    let Shape { m, n, .. } = call.gemm.shape;
+    let row = n * call.precision.output().bytes();
+    copy_pitched(call.gpu, at, pitch, call.c.ptr(call.gpu), row, row, m)
+}
+
+/// A persistent grid along x: as many clusters as the GPU runs at once (asked once per kernel),
+/// each looping over jobs; no more than the launch's jobs (its grid), or halves of jobs when the
+/// kernel cuts the last turn's (HALVES).
+pub fn persistent_grid(call: &mut HostCall<'_>) -> Result<(u32, u32, u32)> {
+    let (f, launch, gpu) = (&call.loaded.function, call.launch, call.gpu);
+    let (smem, cluster) = (launch.dynamic_smem_bytes, launch.value("CLUSTER").unwrap_or(1) as u32);
+    let key = vec![f.cu_function() as u64, smem as u64, cluster as u64];
+    let resident = call.workspace.count(key, || max_active_clusters(gpu, f, launch.block, smem, (cluster, 1, 1)))?;
+    let jobs = launch.grid.0 / cluster;
+    let clusters =
+        if launch.value("HALVES") == Some(1) && 2 * jobs <= resident { 2 * jobs } else { jobs.min(resident) };
+    Ok((clusters * cluster, 1, 1))
+}
+
+// ANCHOR: run
+/// One GEMM of steps 9 and 10: the tensor maps of A and B, then one block per tile of C.
+pub fn run_tiles(call: &mut HostCall<'_>) -> Result<()> {
+    let (bm, bk) = (call.launch.value("BM").unwrap_or(0) as usize, HopperTiles::bk(call.precision));
+    let (a, b) = (a_map(call, bm, bk)?, b_map(call, bk)?);
+    launch_sgemm(call, (&a, &b), None, call.launch.grid)
+}
+
+/// One GEMM of step 11: the tensor maps of A and B, then a persistent cluster launch.
+pub fn run_persistent(call: &mut HostCall<'_>) -> Result<()> {
+    let (bm, bk) = (call.launch.value("BM").unwrap_or(0) as usize, HopperTiles::bk(call.precision));
+    let (a, b) = (a_map(call, bm, bk)?, b_map(call, bk)?);
+    let grid = persistent_grid(call)?;
+    launch_sgemm(call, (&a, &b), None, grid)
+}
+// ANCHOR_END: run
+
+/// Launches the step's `sgemm(M, N, K, alpha, A's map, B's map, beta, C)` on `grid` in clusters of
+/// the launch's CLUSTER blocks along x; with `c_map`, C's tensor map takes C's place (steps 12, 13).
+pub fn launch_sgemm(
+    call: &HostCall<'_>,
+    maps: (&TensorMap, &TensorMap),
+    c_map: Option<&TensorMap>,
+    grid: (u32, u32, u32),
+) -> Result<()> {
+    let Shape { m, n, k } = call.gemm.shape;
+    let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+    let (alpha, beta, c) = (call.gemm.alpha, call.gemm.beta, call.c.ptr(call.gpu));
+    let c = c_map.map_or(arg(&c), arg);
+    let mut args = [arg(&mi), arg(&ni), arg(&ki), arg(&alpha), arg(maps.0), arg(maps.1), arg(&beta), c];
+    let (f, launch) = (&call.loaded.function, call.launch);
+    let cluster = launch.value("CLUSTER").unwrap_or(1) as u32;
+    crate::hopper::launch(call.gpu, f, grid, launch.block, launch.dynamic_smem_bytes, (cluster, 1, 1), &mut args)
+}
+
+/// Bytes of one staging buffer of C in steps 12 and 13 (`CHUNK_BYTES` of hopper.cuh): 64 rows of
+/// 128 bytes, one TMA box.
+pub const CHUNK_BYTES: usize = 64 * 128;
