@@ -44,8 +44,8 @@ impl HopperTiles {
         128 * (self.bm + self.bn * planes)
     }
 
-    /// A cluster's share of C in a persistent grid: CLUSTER vertically adjacent BM x BN tiles (the
-    /// rows of tiles rounded up to whole clusters).
+    /// How many jobs C holds, a job being a cluster's share of C: CLUSTER vertically adjacent BM x BN
+    /// tiles (the rows of tiles rounded up to whole clusters).
     pub fn jobs(&self, s: &Shape) -> usize {
         ceil_div(ceil_div(s.m, self.bm), self.cluster) * ceil_div(s.n, self.bn)
     }
