@@ -34,9 +34,21 @@ pub fn skeleton(step: &Step, source: &str) -> Result<String, String> {
     let signature = &region[..body_start];
     let inner: Vec<&str> =
         region.lines().filter_map(|l| l.trim().strip_prefix("// ANCHOR: ")).filter(|name| !name.is_empty()).collect();
-    // A kernel that stores C through its tensor map (steps 12 and 13) has no pointer to C.
+    // A kernel that stores C through its tensor map (steps 12 and 13) has no pointer to C: the
+    // TMA stores boxes of NaN (bytes of 0xff are a NaN in FP32, FP16 and BF16) staged in the
+    // step's own dynamic shared memory, on the swizzle's 1024-byte period.
     let poison = if signature.contains("TensorMap tmC") {
-        "    poison_c<P>(&tmC, M, N);\n".to_string()
+        "    extern __shared__ unsigned char smem_raw[];\n    \
+         const unsigned box = (smem_addr(smem_raw) + 1023) & ~1023u;\n    \
+         for (int i = threadIdx.x; i < CHUNK_BYTES; i += blockDim.x) smem_raw[box - smem_addr(smem_raw) + i] = 0xff;\n    \
+         fence_async_shared();\n    \
+         __syncthreads();\n    \
+         const int cols = 128 / sizeof(P::out_t), across = CEIL_DIV(N, cols), boxes = across * CEIL_DIV(M, 64);\n    \
+         if (threadIdx.x == 0) {\n        \
+         for (int b = blockIdx.x; b < boxes; b += gridDim.x) tma_store(&tmC, box, b % across * cols, b / across * 64);\n        \
+         tma_store_commit();\n        \
+         tma_store_drain();\n    }\n"
+            .to_string()
     } else {
         "    const long long threads = (long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;\n    \
          const long long block = blockIdx.x + (long long)gridDim.x * (blockIdx.y + (long long)gridDim.y * blockIdx.z);\n    \
