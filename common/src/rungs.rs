@@ -44,6 +44,12 @@ impl HopperTiles {
         128 * (self.bm + self.bn * planes)
     }
 
+    /// Whether a persistent kernel may cut the jobs of its last turn into two halves of BN / 2
+    /// columns: when each half still gives every block of the cluster whole 64-column boxes of B.
+    pub fn halves(&self) -> bool {
+        (self.bn / 2) % (64 * self.cluster) == 0
+    }
+
     /// How many jobs C holds, a job being a cluster's share of C: CLUSTER vertically adjacent BM x BN
     /// tiles (the rows of tiles rounded up to whole clusters).
     pub fn jobs(&self, s: &Shape) -> usize {
@@ -132,6 +138,15 @@ pub fn c_map(call: &mut HostCall<'_>) -> Result<(TensorMap, Option<(u64, usize)>
     let key = vec![2, at, m as u64, n as u64];
     let map = call.workspace.tensor_map(key, || tensor_map(elem, at, &[n, m], &[pitch], &[128 / elem.bytes(), 64]))?;
     Ok((map, (at != c).then_some((at, pitch))))
+}
+
+/// The launch of steps 12 and 13, whose kernels reach C through its tensor map: C's map, a
+/// persistent cluster launch with A's and B's maps, and C copied back when its rows needed padding.
+pub fn launch_through_c(call: &mut HostCall<'_>, a: &TensorMap, b: &TensorMap) -> Result<()> {
+    let (c, padded) = c_map(call)?;
+    let grid = persistent_grid(call)?;
+    launch_sgemm(call, (a, b), Some(&c), grid)?;
+    copy_back(call, padded)
 }
 
 /// Copies the kernel's result from the padded copy [`c_map`] made, if it made one, into C.

@@ -14,18 +14,12 @@ pub const fn tiles(_: Precision) -> HopperTiles {
 }
 // ANCHOR_END: tiles
 
-/// Whether the kernel cuts the jobs of the last turn into two halves of BN / 2 columns: when each
-/// half still gives every block of the cluster whole 64-column boxes of B.
-pub fn halves(t: HopperTiles) -> bool {
-    (t.bn / 2) % (64 * t.cluster) == 0
-}
-
 // ANCHOR: launch
 /// One cluster per job (CLUSTER vertically adjacent BM x BN tiles of C), laid out along x; the
 /// host shrinks the grid to the clusters the GPU holds at once (`persistent_grid`).
 pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
     let threads = 128 * (t.bm / 64 + 1) as u32;
-    t.launch(s, p, (t.jobs(s) * t.cluster, 1, 1), threads, 1, 0).define("HALVES", halves(t) as i64)
+    t.launch(s, p, (t.jobs(s) * t.cluster, 1, 1), threads, 1, 0).define("HALVES", t.halves() as i64)
 }
 // ANCHOR_END: launch
 

@@ -15,19 +15,13 @@ pub const fn tiles(_: Precision) -> HopperTiles {
 }
 // ANCHOR_END: tiles
 
-/// Whether the kernel cuts the jobs of the last turn into two halves of BN / 2 columns: when each
-/// half still gives every block of the cluster whole 64-column boxes of B.
-pub fn halves(t: HopperTiles) -> bool {
-    (t.bn / 2) % (64 * t.cluster) == 0
-}
-
 // ANCHOR: launch
 /// Step 11's launch, with two staging buffers of C per consumer after the ring.
 pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
     let consumers = t.bm / 64;
     let staging = consumers * 2 * CHUNK_BYTES;
     t.launch(s, p, (t.jobs(s) * t.cluster, 1, 1), 128 * (consumers + 1) as u32, 1, staging)
-        .define("HALVES", halves(t) as i64)
+        .define("HALVES", t.halves() as i64)
 }
 // ANCHOR_END: launch
 
@@ -37,10 +31,7 @@ pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
 fn run(call: &mut HostCall<'_>) -> Result<()> {
     let (bm, bk) = (call.launch.value("BM").unwrap_or(0) as usize, HopperTiles::bk(call.precision));
     let (a, b) = (rungs::a_map(call, bm, bk)?, rungs::b_map(call, bk)?);
-    let (c, padded) = rungs::c_map(call)?;
-    let grid = rungs::persistent_grid(call)?;
-    rungs::launch_sgemm(call, (&a, &b), Some(&c), grid)?;
-    rungs::copy_back(call, padded)
+    rungs::launch_through_c(call, &a, &b)
 }
 // ANCHOR_END: host
 

@@ -56,10 +56,7 @@ fn run(call: &mut HostCall<'_>) -> Result<()> {
     let b = call.workspace.tensor_map(vec![3, bt, n as u64, k as u64, planes as u64], || {
         tensor_map(elem, bt, &[k, n, planes], &[ldt * w, ldt * n * w], &[bk, 64, 1])
     })?;
-    let (c, padded) = rungs::c_map(call)?;
-    let grid = rungs::persistent_grid(call)?;
-    rungs::launch_sgemm(call, (&a, &b), Some(&c), grid)?;
-    rungs::copy_back(call, padded)
+    rungs::launch_through_c(call, &a, &b)
 }
 // ANCHOR_END: host
 
