@@ -399,21 +399,3 @@ template <int W>
 struct Width {
     static constexpr int value = W;
 };
-
-// The handout's skeleton of a kernel that stores C through its tensor map (steps 12 and 13):
-// every element of C becomes NaN (bytes of 0xff are a NaN in FP32, FP16 and BF16), one box of
-// 64 rows x 128 bytes at a time, so that every correctness check fails until the kernel is written.
-template <class P>
-__device__ void poison_c(const TensorMap* tmC, int M, int N) {
-    __shared__ __align__(1024) unsigned char nan[CHUNK_BYTES];
-    for (int i = threadIdx.x; i < CHUNK_BYTES; i += blockDim.x) nan[i] = 0xff;
-    fence_async_shared();
-    __syncthreads();
-    constexpr int COLS = 128 / sizeof(typename P::out_t);
-    const int across = CEIL_DIV(N, COLS), boxes = across * CEIL_DIV(M, 64);
-    if (threadIdx.x == 0) {
-        for (int b = blockIdx.x; b < boxes; b += gridDim.x) tma_store(tmC, smem_addr(nan), b % across * COLS, b / across * 64);
-        tma_store_commit();
-        tma_store_drain();
-    }
-}

@@ -64,8 +64,10 @@ pub struct Args {
     /// Shapes, comma-separated MxNxK or S; default: the sweep's squares and workload shapes
     #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = crate::shape)]
     shapes: Vec<Shape>,
-    /// Keep the runs of the other steps from the existing results file (each with the date it was
-    /// measured), replacing only the steps swept now: for a re-sweep of changed kernels
+    /// Keep the recorded runs from the existing results file (each with the date it was
+    /// measured), replacing only the steps swept now at the shapes swept now (a swept step's
+    /// other shapes are kept while its kernel's hash is unchanged): for a re-sweep of changed
+    /// kernels, a few shapes at a time
     #[arg(long)]
     merge: bool,
 }
@@ -103,18 +105,26 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
     println!("sweep on {}: {} steps x {} shapes", gpu.describe(), steps.len(), shapes.len());
     let copy = copy_bandwidth(&gpu).map_err(e)?;
     println!("device-to-device copy: {:.0} GB/s (read + write)", copy / 1e9);
-    // With --merge, the runs of the registry's other steps as they were recorded, each with the
-    // date it was measured.
+    // With --merge, the runs recorded before, each with the date it was measured: the registry's
+    // other steps, and a swept step's runs at the shapes this sweep leaves out while its kernel
+    // is unchanged (a long sweep can be run a few shapes at a time).
     let (kept, old_hashes) = if merge && out.exists() {
         let old = crate::results::read(&out)?;
-        let swept: Vec<String> = steps.iter().map(|s| s.id()).collect();
+        let swept: HashMap<String, String> = steps.iter().map(|s| (s.id(), s.kernel.hash())).collect();
+        let unchanged = |r: &Run| {
+            swept.get(&r.step).is_none_or(|hash| {
+                old.kernel_hashes.get(&r.step) == Some(hash)
+                    && !shapes.iter().any(|s| (s.m as u64, s.n as u64, s.k as u64) == (r.m, r.n, r.k))
+            })
+        };
         let kept: Vec<Run> = old
             .runs
-            .into_iter()
-            .filter(|r| !swept.contains(&r.step) && steps::ALL.iter().any(|s| s.id() == r.step))
+            .iter()
+            .filter(|r| unchanged(r) && steps::ALL.iter().any(|s| s.id() == r.step))
+            .cloned()
             .map(|r| Run { date: Some(r.date.clone().unwrap_or_else(|| old.date.clone())), ..r })
             .collect();
-        println!("merging: {} runs of other steps kept from {}", kept.len(), out.display());
+        println!("merging: {} recorded runs kept from {}", kept.len(), out.display());
         (kept, old.kernel_hashes)
     } else {
         (Vec::new(), Default::default())
