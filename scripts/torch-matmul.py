@@ -9,7 +9,12 @@ users would call instead of the ladder. Times each precision and C type two ways
 - one at a time: one call between two CUDA events, queued behind a sleeping kernel
   (torch.cuda._sleep) so that the start event waits for the host to queue the call, as the
   harness's gate does;
-- back to back: 20 calls between two events, their mean.
+- back to back: 20 calls between two events, their mean, replayed from a CUDA graph (queueing
+  20 calls from Python takes the host longer than the GPU takes to run a few of them).
+
+The sleep lasts as long as the host takes to queue the sample, and a little more: the harness's
+gate idles the GPU for just that long. A longer idle before each sample lets the GPU come off its
+power cap and raises the figures (`--idle-us 1000` shows by how much).
 
 Inputs are uniform in [-1, 1) in FP32, rounded to the precision's input type; the error is the
 relative Frobenius error of 64 rows of C against float64 on the FP32 inputs.
@@ -23,7 +28,6 @@ import time
 import torch
 
 BATCH = 20
-SLEEP_CYCLES = 2_000_000  # about 1 ms at 2 GHz: longer than queueing one call takes
 
 
 def parse_shape(s):
@@ -35,25 +39,69 @@ def parse_shape(s):
     return tuple(dims)
 
 
-def timed(call, method, warmup_s=0.1, measure_s=0.3, min_reps=5, max_reps=100):
+def sleep_cycles_per_us():
+    """The rate torch.cuda._sleep counts at (SM clock cycles), measured with events."""
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(1000)
+    start.record()
+    torch.cuda._sleep(2_000_000)
+    stop.record()
+    stop.synchronize()
+    return 2_000_000 / (start.elapsed_time(stop) * 1000)
+
+
+def batch_of(call):
+    """BATCH calls captured in a CUDA graph: one launch from the host."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            call()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(BATCH):
+            call()
+    return graph.replay
+
+
+def timed(call, method, idle_us=None, warmup_s=0.1, measure_s=0.3, min_reps=5, max_reps=100):
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    one = method == "one at a time"
+    if one:
+        sample = call
+    else:
+        try:
+            sample = batch_of(call)
+        except RuntimeError as e:  # no graph capture: queue the calls one by one
+            print(f"note: no CUDA graph ({str(e).splitlines()[0]}): the batch is queued call by call")
+            sample = lambda: [call() for _ in range(BATCH)]  # noqa: E731
+    runs = 1 if one else BATCH
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < warmup_s:
         for _ in range(BATCH):
             call()
         torch.cuda.synchronize()
+    if idle_us is None:
+        # How long the host takes to queue one sample's calls, with a margin.
+        queueing = []
+        for _ in range(3):
+            t = time.perf_counter()
+            sample()
+            queueing.append(time.perf_counter() - t)
+            torch.cuda.synchronize()
+        idle_us = 1.5 * max(queueing) * 1e6 + 20
+    cycles = int(idle_us * sleep_cycles_per_us())
     samples = []
     t1 = time.perf_counter()
     while len(samples) < min_reps or (time.perf_counter() - t1 < measure_s and len(samples) < max_reps):
-        torch.cuda._sleep(SLEEP_CYCLES)
+        torch.cuda._sleep(cycles)
         start.record()
-        runs = 1 if method == "one at a time" else BATCH
-        for _ in range(runs):
-            call()
+        sample()
         stop.record()
         stop.synchronize()
         samples.append(start.elapsed_time(stop) / runs)
-    return statistics.median(samples)
+    return statistics.median(samples), idle_us
 
 
 def rel_err(c, exact, rows):
@@ -67,12 +115,21 @@ def main():
     ap.add_argument("--shapes", type=lambda s: [parse_shape(x) for x in s.split(",")],
                     default=[(4096, 4096, 4096), (8192, 8192, 8192), (4096, 11008, 4096)],
                     help="comma-separated MxNxK or S")
+    ap.add_argument("--precisions", type=lambda s: s.split(","), default=["fp16", "bf16", "tf32", "3xtf32"],
+                    help="comma-separated, of fp16, bf16, tf32, 3xtf32")
+    ap.add_argument("--idle-us", type=float, default=None, metavar="MICROSECONDS",
+                    help="how long the GPU idles before each sample (default: the host's queueing time "
+                         "of the sample, x1.5, + 20 us)")
+    ap.add_argument("--warmup", type=float, default=0.1, metavar="SECONDS",
+                    help="back-to-back calls before each timing: 0.1 s finds the GPU as the previous "
+                         "call left it; seconds of them bring it to its sustained clock under the power cap")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("error: PyTorch sees no CUDA GPU")
     gen = torch.Generator(device="cuda").manual_seed(int(time.time_ns()) % (1 << 63))
     rows_out = []
     notes = []
+    idles = []
     for (m, n, k) in args.shapes:
         a32 = torch.rand(m, k, device="cuda", generator=gen) * 2 - 1
         b32 = torch.rand(k, n, device="cuda", generator=gen) * 2 - 1
@@ -91,7 +148,7 @@ def main():
                 notes.append(f"{prec}: no FP32 C ({e.__class__.__name__}: {str(e).splitlines()[0]})")
         cases.append(("tf32", torch.float32, "torch.matmul, TF32 on", lambda: torch.matmul(a32, b32)))
         cases.append(("3xtf32", torch.float32, "torch.matmul, TF32 off", lambda: torch.matmul(a32, b32)))
-        for prec, c_dtype, who, call in cases:
+        for prec, c_dtype, who, call in [c for c in cases if c[0] in args.precisions]:
             torch.backends.cuda.matmul.allow_tf32 = prec == "tf32"
             c = call()
             torch.cuda.synchronize()
@@ -99,17 +156,20 @@ def main():
             err = rel_err(c, exact, rows)
             del c
             for method in ("one at a time", "back to back"):
-                ms = timed(call, method)
+                ms, idle = timed(call, method, idle_us=args.idle_us, warmup_s=args.warmup)
+                idles.append(idle)
                 rows_out.append({
                     "m": m, "n": n, "k": k, "precision": prec, "who": who,
                     "c": {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32"}[c_dtype],
                     "method": method, "ms": ms, "tflops": flops / (ms * 1e-3) / 1e12,
                     "rel_err_vs_exact": err,
                 })
-                print(f"{m}x{n}x{k} {prec:6} {who:30} {method:13} {rows_out[-1]['tflops']:8.1f} TFLOP/s  err {err:.1e}")
+                print(f"{m}x{n}x{k} {prec:6} {who:30} {method:13} {rows_out[-1]['tflops']:8.1f} TFLOP/s  "
+                      f"err {err:.1e}  (idle {idle:.0f} us before each sample)")
     torch.backends.cuda.matmul.allow_tf32 = False
+    notes.append(f"idle before each sample {min(idles):.0f}-{max(idles):.0f} us" if idles else "nothing timed")
     result = {
-        "tool": "scripts/torch-matmul.py" + ("; " + "; ".join(notes) if notes else ""),
+        "tool": "scripts/torch-matmul.py; " + "; ".join(notes),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
         "gpu": torch.cuda.get_device_name(),
         "torch": torch.__version__,

@@ -4,15 +4,23 @@
 //! written; it fails when a generated file is stale, when a kernel changed after its recorded
 //! results (source hash), or when an `{{#include}}` of the book or its anchor does not resolve.
 
+use crate::references::References;
 use crate::results::{HEADLINE, Results, number, shape_name};
 use common::Precision;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-/// Every generated file, path relative to `book/src/generated/`, and its contents.
-pub fn generate(all: &[Results]) -> Result<BTreeMap<String, String>, String> {
+/// Every generated file, path relative to `book/src/generated/`, and its contents: from each
+/// GPU's sweep, and from its references file (`results/references/<gpu>.json`) where it has one.
+pub fn generate(
+    all: &[Results],
+    references: &BTreeMap<String, References>,
+) -> Result<BTreeMap<String, String>, String> {
     let mut out = crate::svg::diagram::generate()?;
+    for (slug, refs) in references {
+        out.insert(format!("{slug}/references.md"), crate::references::markdown(refs));
+    }
     for r in all {
         let dir = &r.slug;
         out.insert(format!("{dir}/summary.md"), summary(r));
@@ -467,8 +475,9 @@ fn collect_md(dir: &Path, out: &mut Vec<PathBuf>) {
 pub fn run(check: bool) -> Result<(), String> {
     let root = crate::bundle::root();
     let all = crate::results::load_all(&root)?;
+    let references = crate::references::load_all(&root)?;
     let generated = root.join("book/src/generated");
-    let files = generate(&all)?;
+    let files = generate(&all, &references)?;
     let mut problems = stale_hashes(&all);
     let readmes = readmes(&root, &all);
     if check {

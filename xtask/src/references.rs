@@ -1,8 +1,8 @@
 //! `cargo xtask references [--torch FILE] [--shapes ...] [--precisions ...]`: the top rung of
 //! the ladder against every cuBLAS configuration a user can call ([`common::fairest`]) and, when
 //! given the file `scripts/torch-matmul.py` wrote on the same GPU, PyTorch's `torch.matmul`;
-//! each timed one at a time and back to back. Writes `results/references/<gpu>.json` and a
-//! Markdown table beside it that the book includes.
+//! each timed one at a time and back to back. Writes `results/references/<gpu>.json`, which
+//! `cargo xtask book` turns into the book's table.
 
 use crate::sweep::{slug, today};
 use common::check::Prepared;
@@ -24,7 +24,7 @@ pub const SCHEMA: u32 = 1;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The results file (default: results/references/<gpu>.json, and .md beside it)
+    /// The results file (default: results/references/<gpu>.json)
     #[arg(long)]
     out: Option<PathBuf>,
     /// Shapes, comma-separated MxNxK or S (default: 4096, 8192, 4096x11008x4096)
@@ -164,6 +164,28 @@ pub fn run(Args { out, shapes, precisions, algos, torch }: Args) -> Result<(), S
         shapes.len(),
         precisions.len()
     );
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    // The file is written after every shape and precision, so that a run stopped by a time limit
+    // keeps what it measured.
+    let (date, gpu_name, cublas_version) = (today(), gpu.name.clone(), cublas.version as i64);
+    let save = |rows: &[Row], wrong: &[String], hashes: &std::collections::BTreeMap<String, String>| {
+        let refs = References {
+            schema: SCHEMA,
+            tool: "cargo xtask references".into(),
+            date: date.clone(),
+            gpu: gpu_name.clone(),
+            cublas_version,
+            kernel_hashes: hashes.clone(),
+            torch: torch.clone(),
+            rows: rows.to_vec(),
+            wrong: wrong.to_vec(),
+        };
+        let text = serde_json::to_string_pretty(&refs).map_err(|e| e.to_string())? + "\n";
+        std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
+        Ok::<_, String>(refs)
+    };
     let mut rows = Vec::new();
     let mut wrong = Vec::new();
     let mut hashes = std::collections::BTreeMap::new();
@@ -229,29 +251,27 @@ pub fn run(Args { out, shapes, precisions, algos, torch }: Args) -> Result<(), S
                     });
                 }
             }
+            save(&rows, &wrong, &hashes)?;
         }
     }
-    let refs = References {
-        schema: SCHEMA,
-        tool: "cargo xtask references".into(),
-        date: today(),
-        gpu: gpu.name.clone(),
-        cublas_version: cublas.version as i64,
-        kernel_hashes: hashes,
-        torch,
-        rows,
-        wrong,
-    };
-    if let Some(dir) = out.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    let text = serde_json::to_string_pretty(&refs).map_err(|e| e.to_string())? + "\n";
-    std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
-    let md = out.with_extension("md");
-    std::fs::write(&md, markdown(&refs)).map_err(|e| format!("{}: {e}", md.display()))?;
+    let refs = save(&rows, &wrong, &hashes)?;
     println!("\n{}", markdown(&refs));
-    println!("wrote {} and {}", out.display(), md.display());
+    println!("wrote {} (`cargo xtask book` makes the book's table of it)", out.display());
     Ok(())
+}
+
+/// Every recorded references file (`results/references/<gpu>.json`), by GPU.
+pub fn load_all(root: &Path) -> Result<std::collections::BTreeMap<String, References>, String> {
+    let dir = root.join("results/references");
+    let Ok(entries) = std::fs::read_dir(&dir) else { return Ok(Default::default()) };
+    let mut out = std::collections::BTreeMap::new();
+    for path in entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json"))
+    {
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let refs: References = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        out.insert(path.file_stem().unwrap_or_default().to_string_lossy().into_owned(), refs);
+    }
+    Ok(out)
 }
 
 fn load_torch(path: &Path) -> Result<Torch, String> {
