@@ -145,6 +145,16 @@ impl Precision {
         }
     }
 
+    /// The absolute error of storing a result in C where rounding is not relative: half the
+    /// spacing of C's subnormals for a 16-bit C (FP16: 2^-25, below 2^-14; BF16: 2^-134), else 0.
+    pub fn output_underflow(self) -> f64 {
+        match self {
+            Precision::F16C16 => 2f64.powi(-25),
+            Precision::Bf16C16 => 2f64.powi(-134),
+            _ => 0.0,
+        }
+    }
+
     /// The value the hardware multiplies when the kernel is given `x`: `x` rounded to the
     /// precision's input format (FP16 and BF16 round-to-nearest-even as the host stores them;
     /// TF32 round-to-nearest, ties away from zero, as `cvt.rna.tf32.f32` does in the kernel).

@@ -73,6 +73,9 @@ pub struct Tolerance {
     /// Unit roundoff of C's storage when it is narrower than the accumulation (a 16-bit C): the
     /// result is rounded once more, and so was C0 when beta reads it. 0 for an FP32 or FP64 C.
     pub output_u: f64,
+    /// The absolute error of that rounding where it is not relative: in C's subnormal range
+    /// (FP16 below 2^-14), half the spacing of its subnormals.
+    pub output_eta: f64,
 }
 
 /// What one element's bound is made of: the exact dot product `d` and the sum of the squares
@@ -93,6 +96,7 @@ impl Tolerance {
         accumulation: Accumulation::Nearest,
         input_u: 0.0,
         output_u: 0.0,
+        output_eta: 0.0,
     };
     pub const F32_VS_F32: Tolerance = Tolerance { sides: 2.0, ..Self::F32_VS_F64 };
 
@@ -103,11 +107,11 @@ impl Tolerance {
     /// error (each product within 2^-19 of a*b, [`Precision::input_unit_roundoff`]; TF32 alone
     /// is 2^-10). A 16-bit C adds one rounding of the result to its storage.
     pub fn vs_reference(p: Precision) -> Tolerance {
-        let output_u = p.output_unit_roundoff();
+        let (output_u, output_eta) = (p.output_unit_roundoff(), p.output_underflow());
         match p.arithmetic() {
             Precision::F32 => Self::F32_VS_F64,
             Precision::Tf32 | Precision::F16 | Precision::Bf16 => {
-                Tolerance { accumulation: Accumulation::Truncated, output_u, ..Self::F32_VS_F64 }
+                Tolerance { accumulation: Accumulation::Truncated, output_u, output_eta, ..Self::F32_VS_F64 }
             }
             Precision::Tf32x3 => Tolerance { input_u: p.input_unit_roundoff(), ..Self::F32_VS_F64 },
             Precision::F64 => Tolerance { u: f64::EPSILON / 2.0, ..Self::F32_VS_F64 },
@@ -138,8 +142,11 @@ impl Tolerance {
         // Each product a*b carries up to input_u of a and of b: a random walk over K products.
         let inputs = 2.0 * self.input_u * t.sumsq.sqrt();
         let epilogue = 3.0 * self.u * (t.alpha.abs() * t.dot.abs() + t.beta_c0.abs());
-        // A narrow C: the result rounded to it (on each side), and C0 rounded when it was stored.
-        let storage = self.output_u * (self.sides * (t.alpha.abs() * t.dot.abs() + t.beta_c0.abs()) + t.beta_c0.abs());
+        // A narrow C: the result rounded to it (on each side), and C0 rounded when it was stored;
+        // relative to the value, or absolute among C's subnormals (an FP16 C at 3e-5).
+        let roundings = self.sides + f64::from(u8::from(t.beta_c0 != 0.0));
+        let storage = self.output_u * (self.sides * (t.alpha.abs() * t.dot.abs() + t.beta_c0.abs()) + t.beta_c0.abs())
+            + self.output_eta * roundings;
         t.alpha.abs() * (self.sides * accumulation + inputs) + self.sides * epilogue + storage
     }
 
@@ -482,6 +489,25 @@ mod tests {
         let x3 = Tolerance::vs_reference(Precision::Tf32x3);
         assert_eq!((x3.accumulation, x3.input_u), (Accumulation::Nearest, 2f64.powi(-20)));
         assert!(x3.element(&x) < 2.0 * f32_bound);
+    }
+
+    #[test]
+    fn a_16_bit_c_allows_the_rounding_of_its_subnormals() {
+        use crate::Precision;
+        use half::f16;
+        // An FP16 C below 2^-14 is subnormal: its spacing is 2^-24 whatever the value, more than
+        // the relative 2^-11 allows. A suite's 17x4096x3 case had C = 3.1564e-5 stored as
+        // 3.1590e-5, the nearest FP16.
+        let exact = 3.156_438_469_886_78e-5;
+        let stored = f16::from_f64(exact).to_f64();
+        let x = Terms { dot: exact, sumsq: exact * exact, alpha: 1.0, beta_c0: 0.0, k: 3 };
+        let t = Tolerance::vs_reference(Precision::F16C16);
+        assert!((stored - exact).abs() > 2f64.powi(-11) * exact);
+        assert!((stored - exact).abs() <= t.element(&x), "{} > {}", (stored - exact).abs(), t.element(&x));
+        // In the normal range the absolute term is negligible next to the relative one.
+        let y = terms(64.0, 4096.0 / 9.0, 4096);
+        let no_eta = Tolerance { output_eta: 0.0, ..t };
+        assert!(t.element(&y) - no_eta.element(&y) < 1e-6 * no_eta.element(&y));
     }
 
     /// A*B computed in FP32 (sequential FMA) from inputs rounded by `round`.
