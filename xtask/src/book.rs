@@ -19,7 +19,8 @@ pub fn generate(
 ) -> Result<BTreeMap<String, String>, String> {
     let mut out = crate::svg::diagram::generate()?;
     for (slug, refs) in references {
-        out.insert(format!("{slug}/references.md"), crate::references::markdown(refs));
+        out.insert(format!("{slug}/references.md"), crate::references::targets(refs));
+        out.insert(format!("{slug}/references-all.md"), crate::references::every(refs));
     }
     for r in all {
         let dir = &r.slug;

@@ -284,26 +284,45 @@ fn all_rows(r: &References) -> Vec<&Row> {
     r.rows.iter().chain(r.torch.iter().flat_map(|t| t.rows.iter())).collect()
 }
 
-/// The tables the book includes: per shape and precision every configuration in both methods,
-/// then the top rung against the fastest reference with the same C.
+/// Both tables, as `cargo xtask references` prints them.
 pub fn markdown(r: &References) -> String {
-    let rows = all_rows(r);
+    format!("{}\n{}", every(r), targets(r))
+}
+
+/// The (shape, precision) pairs the file measured, in its order.
+fn keys_of(r: &References) -> Vec<(u64, u64, u64, String)> {
     let mut keys: Vec<(u64, u64, u64, String)> = Vec::new();
-    for x in &rows {
+    for x in &r.rows {
         let key = (x.m, x.n, x.k, x.precision.clone());
-        if !keys.contains(&key) && r.rows.iter().any(|o| (o.m, o.n, o.k, &o.precision) == (x.m, x.n, x.k, &x.precision))
-        {
+        if !keys.contains(&key) {
             keys.push(key);
         }
     }
-    let mut s = String::new();
+    keys
+}
+
+/// The line that names the GPU, the date and the libraries.
+fn heading(r: &References) -> String {
     let torch =
         r.torch.as_ref().map_or(String::new(), |t| format!("; PyTorch {} (CUDA {}), {}", t.torch, t.cuda, t.date));
-    let _ = writeln!(
-        s,
-        "{}, {}, cuBLAS {}{torch}. TFLOP/s (median); error: relative Frobenius error against float64 on the FP32 inputs.\n",
-        r.gpu, r.date, r.cublas_version
-    );
+    let v = r.cublas_version;
+    format!(
+        "{}, {}, cuBLAS {}.{}.{}{torch}. TFLOP/s (median of three interleaved rounds).\n",
+        r.gpu,
+        r.date,
+        v / 10_000,
+        v / 100 % 100,
+        v % 100
+    )
+}
+
+/// Every configuration at every shape and precision, both methods, with its error against float64
+/// on the FP32 inputs (the book's appendix).
+pub fn every(r: &References) -> String {
+    let rows = all_rows(r);
+    let keys = keys_of(r);
+    let mut s = heading(r);
+    let _ = writeln!(s, "Error: relative Frobenius error against float64 on the FP32 inputs.\n");
     let _ = writeln!(s, "| shape | precision | who | C | one at a time | back to back | error vs float64 |");
     let _ = writeln!(s, "|---|---|---|---|---:|---:|---:|");
     for (m, n, k, p) in &keys {
@@ -329,11 +348,20 @@ pub fn markdown(r: &References) -> String {
             );
         }
     }
+    s
+}
+
+/// The top rung of each precision against the fastest cuBLAS configuration with the same C (the
+/// target) and against `torch.matmul` beside it.
+pub fn targets(r: &References) -> String {
+    let rows = all_rows(r);
+    let keys = keys_of(r);
+    let mut s = heading(r);
     let _ = writeln!(
         s,
-        "\nThe top rung against the fastest cuBLAS configuration with the same C, timed in the same process \
-         in interleaved rounds (the target), and against `torch.matmul` (another process, minutes apart; \
-         3xTF32 against FP32 SGEMM):\n"
+        "The top rung against the fastest cuBLAS configuration with the same C, timed in the same process \
+         in interleaved rounds (the target), and against `torch.matmul` (its own process, run just before, \
+         timed the same way; 3xTF32 against FP32 SGEMM):\n"
     );
     let _ = writeln!(
         s,
