@@ -144,7 +144,7 @@ impl Tolerance {
         let epilogue = 3.0 * self.u * (t.alpha.abs() * t.dot.abs() + t.beta_c0.abs());
         // A narrow C: the result rounded to it (on each side), and C0 rounded when it was stored;
         // relative to the value, or absolute among C's subnormals (an FP16 C at 3e-5).
-        let roundings = self.sides + f64::from(u8::from(t.beta_c0 != 0.0));
+        let roundings = self.sides + if t.beta_c0 != 0.0 { 1.0 } else { 0.0 };
         let storage = self.output_u * (self.sides * (t.alpha.abs() * t.dot.abs() + t.beta_c0.abs()) + t.beta_c0.abs())
             + self.output_eta * roundings;
         t.alpha.abs() * (self.sides * accumulation + inputs) + self.sides * epilogue + storage

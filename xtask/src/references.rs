@@ -4,6 +4,7 @@
 //! each timed one at a time and back to back. Writes `results/references/<gpu>.json`, which
 //! `cargo xtask book` turns into the book's table.
 
+use crate::results::read_json;
 use crate::sweep::{slug, today};
 use common::check::Prepared;
 use common::device::Gpu;
@@ -170,21 +171,20 @@ pub fn run(Args { out, shapes, precisions, algos, torch }: Args) -> Result<(), S
     // The file is written after every shape and precision, so that a run stopped by a time limit
     // keeps what it measured.
     let (date, gpu_name, cublas_version) = (today(), gpu.name.clone(), cublas.version as i64);
-    let save = |rows: &[Row], wrong: &[String], hashes: &std::collections::BTreeMap<String, String>| {
-        let refs = References {
-            schema: SCHEMA,
-            tool: "cargo xtask references".into(),
-            date: date.clone(),
-            gpu: gpu_name.clone(),
-            cublas_version,
-            kernel_hashes: hashes.clone(),
-            torch: torch.clone(),
-            rows: rows.to_vec(),
-            wrong: wrong.to_vec(),
-        };
-        let text = serde_json::to_string_pretty(&refs).map_err(|e| e.to_string())? + "\n";
-        std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
-        Ok::<_, String>(refs)
+    let build = |rows: &[Row], wrong: &[String], hashes: &std::collections::BTreeMap<String, String>| References {
+        schema: SCHEMA,
+        tool: "cargo xtask references".into(),
+        date: date.clone(),
+        gpu: gpu_name.clone(),
+        cublas_version,
+        kernel_hashes: hashes.clone(),
+        torch: torch.clone(),
+        rows: rows.to_vec(),
+        wrong: wrong.to_vec(),
+    };
+    let save = |refs: &References| {
+        let text = serde_json::to_string_pretty(refs).map_err(|e| e.to_string())? + "\n";
+        std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))
     };
     let mut rows = Vec::new();
     let mut wrong = Vec::new();
@@ -251,10 +251,11 @@ pub fn run(Args { out, shapes, precisions, algos, torch }: Args) -> Result<(), S
                     });
                 }
             }
-            save(&rows, &wrong, &hashes)?;
+            save(&build(&rows, &wrong, &hashes))?;
         }
     }
-    let refs = save(&rows, &wrong, &hashes)?;
+    // Written after the last precision already.
+    let refs = build(&rows, &wrong, &hashes);
     println!("\n{}", markdown(&refs));
     println!("wrote {} (`cargo xtask book` makes the book's table of it)", out.display());
     Ok(())
@@ -267,16 +268,13 @@ pub fn load_all(root: &Path) -> Result<std::collections::BTreeMap<String, Refere
     let mut out = std::collections::BTreeMap::new();
     for path in entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json"))
     {
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let refs: References = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        out.insert(path.file_stem().unwrap_or_default().to_string_lossy().into_owned(), refs);
+        out.insert(path.file_stem().unwrap_or_default().to_string_lossy().into_owned(), read_json(&path)?);
     }
     Ok(out)
 }
 
 fn load_torch(path: &Path) -> Result<Torch, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: not a file of scripts/torch-matmul.py: {e}", path.display()))
+    read_json(path).map_err(|e| format!("{e} (not a file of scripts/torch-matmul.py)"))
 }
 
 /// Every row of the file, the torch rows included.

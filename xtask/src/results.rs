@@ -168,12 +168,17 @@ pub fn number(step: &str) -> &str {
 
 /// Reads one results file; an error names the file, and the field where one is wrong.
 pub fn read(path: &Path) -> Result<Sweep, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let sweep: Sweep = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let sweep: Sweep = read_json(path)?;
     if sweep.schema != SCHEMA {
         return Err(format!("{}: schema {} (this tool reads schema {SCHEMA})", path.display(), sweep.schema));
     }
     Ok(sweep)
+}
+
+/// A JSON file of type `T`; errors name the file.
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Writes a results file (pretty-printed, keys in a fixed order, a newline at the end).

@@ -108,11 +108,12 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
     // With --merge, the runs recorded before, each with the date it was measured: the registry's
     // other steps, and a swept step's runs at the shapes this sweep leaves out while its kernel
     // is unchanged (a long sweep can be run a few shapes at a time).
+    let mut kernel_hashes: std::collections::BTreeMap<String, String> =
+        steps.iter().map(|s| (s.id(), s.kernel.hash())).collect();
     let (kept, old_hashes) = if merge && out.exists() {
         let old = crate::results::read(&out)?;
-        let swept: HashMap<String, String> = steps.iter().map(|s| (s.id(), s.kernel.hash())).collect();
         let unchanged = |r: &Run| {
-            swept.get(&r.step).is_none_or(|hash| {
+            kernel_hashes.get(&r.step).is_none_or(|hash| {
                 old.kernel_hashes.get(&r.step) == Some(hash)
                     && !shapes.iter().any(|s| (s.m as u64, s.n as u64, s.k as u64) == (r.m, r.n, r.k))
             })
@@ -129,8 +130,6 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
     } else {
         (Vec::new(), Default::default())
     };
-    let mut kernel_hashes: std::collections::BTreeMap<String, String> =
-        steps.iter().map(|s| (s.id(), s.kernel.hash())).collect();
     for (id, hash) in old_hashes {
         kernel_hashes.entry(id).or_insert(hash);
     }
