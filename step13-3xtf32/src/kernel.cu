@@ -182,16 +182,21 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 // 3xTF32: a tile's three products go to a fresh accumulator dt, then added to d in
                 // FP32, rounding to nearest. The tensor cores' additions truncate: summed over all
                 // of K in one accumulator their bias would grow with K (10x SGEMM's error at K =
-                // 4096); summed per tile it stays at SGEMM's level.
-                unsigned ra[KSTEPS][4], sa[KSTEPS][4];
+                // 4096); summed per tile it stays at SGEMM's level. Tile t's A parts live in
+                // register set t % 2: tile t+1's are loaded and split while tile t's products run.
+                unsigned ra0[KSTEPS][4], sa0[KSTEPS][4], ra1[KSTEPS][4], sa1[KSTEPS][4];
                 float dt[BN / 2];
 #pragma unroll
                 for (int i = 0; i < BN / 2; ++i) dt[i] = 0.0f;
-                for (int t = 0; t < tiles; ++t, ++it) {
-                    const int s = it % STAGES;
+                auto load = [&](int s, unsigned (&ra)[KSTEPS][4], unsigned (&sa)[KSTEPS][4]) {
                     mbar_wait(smem_addr(&full[s]), (it / STAGES) % 2);
-                    const unsigned b = b_tile(s);
                     load_a(a_tile(s) + consumer * 64 * ROW, ra, sa);
+                };
+                // Tile t from set (ra, sa); the next tile, if any, into set (rn, sn).
+                auto tile = [&](int t, unsigned (&ra)[KSTEPS][4], unsigned (&sa)[KSTEPS][4],
+                                unsigned (&rn)[KSTEPS][4], unsigned (&sn)[KSTEPS][4]) {
+                    const int s = it % STAGES;
+                    const unsigned b = b_tile(s);
                     wgmma_fence();
 #pragma unroll
                     for (int kk = 0; kk < KSTEPS; ++kk) {
@@ -202,11 +207,18 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                         wgmma_tf32<BN>(dt, ra[kk], big);
                     }
                     wgmma_commit();
-                    wgmma_wait<0>();  // dt, A's registers and the buffer are free again
+                    ++it;
+                    if (t + 1 < tiles) load(it % STAGES, rn, sn);
+                    wgmma_wait<0>();  // dt, this set of registers and the buffer are free again
+                    keep(ra), keep(sa);
                     release(s);
 #pragma unroll
                     for (int i = 0; i < BN / 2; ++i) d[i] += dt[i];
-                }
+                };
+                if (tiles > 0) load(it % STAGES, ra0, sa0);
+                int t = 0;
+                for (; t + 1 < tiles; t += 2) tile(t, ra0, sa0, ra1, sa1), tile(t + 1, ra1, sa1, ra0, sa0);
+                if (t < tiles) tile(t, ra0, sa0, ra1, sa1);
             }
             // ANCHOR_END: consumer
             store_chunks<P, BN>(&tmC, stage, loaded[consumer], 1 + consumer, chunks, w.at.x + consumer * 64, w.at.y,
