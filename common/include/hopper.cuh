@@ -289,17 +289,85 @@ __device__ __forceinline__ void store_tile(float* C, int row0, int col0, int M, 
 // Steps 12 and 13: C through shared memory and the TMA. A chunk of C is 64 rows of one
 // 128-byte swizzled row each (32 floats or 64 halves), one TMA box of C's tensor map.
 constexpr int CHUNK_BYTES = 64 * 128;
-// One consumer's 64 x W tile of accumulators d to C at (row, col), chunk by chunk through its two
-// staging buffers at `stage` (the TMA's layout: 16-byte unit u of row r at (u ^ r % 8) * 16).
-// `chunks` counts the consumer's chunks so far: it picks the buffer and the barrier's parity.
-// The consumer's 128 threads meet at named barrier `id`; thread 0 talks to the TMA.
-template <class P, int W, int NREG>
-__device__ __forceinline__ void store_chunks(const TensorMap* tmC, unsigned stage, unsigned long long* loaded, int id,
-                                             int& chunks, int row, int col, const float (&d)[NREG], float alpha,
-                                             float beta) {
+// Four 8 x 8 matrices of 16-bit elements between shared memory and registers: lane l gives the
+// address of row l % 8 of matrix l / 8, and register i holds, as an mma.m16n8 fragment does, two
+// neighbouring elements of one row of matrix i (lane / 4, columns 2 (lane % 4) and the next).
+// stmatrix writes what ldmatrix reads; volatile keeps both in order with the barriers around them.
+__device__ __forceinline__ void stmatrix_x4(unsigned addr, const unsigned (&r)[4]) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r[0]),
+                 "r"(r[1]), "r"(r[2]), "r"(r[3])
+                 : "memory");
+}
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+// alpha * (a0, a1) + beta * C's old pair `old` (READ_C), as the two 16-bit halves of a register.
+template <class P, bool READ_C>
+__device__ __forceinline__ unsigned to_c_pair(float a0, float a1, unsigned old, float alpha, float beta) {
+    float v0 = alpha * a0, v1 = alpha * a1;
+    if constexpr (READ_C) {
+        v0 += beta * P::from_c(old & 0xffff);
+        v1 += beta * P::from_c(old >> 16);
+    }
+    return (unsigned)P::to_c(v0) | (unsigned)P::to_c(v1) << 16;
+}
+// Chunk q of a consumer's 64 x W tile of accumulators d into the staging buffer at `buf`, in the
+// TMA's layout (16-byte unit u of row r at (u ^ r % 8) * 16), with C's old values from the
+// buffer when READ_C. FP32: one 8-byte store per pair of elements; 16 bits: one stmatrix per
+// four 8 x 8 matrices, two 8-column groups of the warp's 16 rows.
+template <class P, bool READ_C, int NREG>
+__device__ __forceinline__ void write_chunk(unsigned buf, int q, const float (&d)[NREG], float alpha, float beta) {
     constexpr int ROW = 128, CHUNK_COLS = ROW / (int)sizeof(typename P::out_t);
     const int tid = threadIdx.x % 128, lane = tid % 32;
-    const int r = tid / 32 * 16 + lane / 4, t4 = lane % 4;  // rows r and r + 8, columns 8j + 2 t4
+    if constexpr (sizeof(typename P::out_t) == 2) {
+        // This lane's address: row lane % 8 of matrix lane / 8 (its row half, then its group).
+        const int r = tid / 32 * 16 + lane / 8 % 2 * 8 + lane % 8;
+#pragma unroll
+        for (int jj = 0; jj < CHUNK_COLS / 8; jj += 2) {
+            const int j = q * CHUNK_COLS / 8 + jj;
+            const unsigned at = buf + r * ROW + ((jj + lane / 16) ^ (lane % 8)) * 16;
+            unsigned old[4] = {0, 0, 0, 0}, v[4];
+            if constexpr (READ_C) ldmatrix_x4(old, at);
+#pragma unroll
+            for (int m = 0; m < 4; ++m) {
+                const int e = 4 * (j + m / 2) + 2 * (m % 2);
+                v[m] = to_c_pair<P, READ_C>(d[e], d[e + 1], old[m], alpha, beta);
+            }
+            stmatrix_x4(at, v);
+        }
+    } else {
+        const int r = tid / 32 * 16 + lane / 4, t4 = lane % 4;  // rows r and r + 8, columns 8j + 2 t4
+#pragma unroll
+        for (int jj = 0; jj < CHUNK_COLS / 8; ++jj) {
+            const int j = q * CHUNK_COLS / 8 + jj, byte = (8 * jj + 2 * t4) * 4;
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int rr = r + 8 * half;
+                const unsigned at = buf + rr * ROW + ((byte / 16) ^ (rr % 8)) * 16 + byte % 16;
+                float v0 = alpha * d[4 * j + 2 * half], v1 = alpha * d[4 * j + 2 * half + 1];
+                if constexpr (READ_C) {
+                    float o0, o1;
+                    asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(o0), "=f"(o1) : "r"(at));
+                    v0 += beta * o0, v1 += beta * o1;
+                }
+                asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(v0), "f"(v1));
+            }
+        }
+    }
+}
+// One consumer's 64 x W tile of accumulators d to C at (row, col), chunk by chunk through its two
+// staging buffers at `stage`. `chunks` counts the consumer's chunks so far: it picks the buffer
+// and the barrier's parity. The consumer's 128 threads meet at named barrier `id`; thread 0
+// talks to the TMA. beta picks one of two copies of the loop, so that a C that is not read costs
+// no instructions (a test inside the loop would be issued, predicated off, for every element).
+template <class P, bool READ_C, int W, int NREG>
+__device__ __forceinline__ void store_chunks_as(const TensorMap* tmC, unsigned stage, unsigned long long* loaded,
+                                                int id, int& chunks, int row, int col, const float (&d)[NREG],
+                                                float alpha, float beta) {
+    constexpr int CHUNK_COLS = 128 / (int)sizeof(typename P::out_t);
+    const int tid = threadIdx.x % 128;
 #pragma unroll
     for (int q = 0; q < W / CHUNK_COLS; ++q, ++chunks) {
         const int b = chunks % 2;
@@ -307,38 +375,14 @@ __device__ __forceinline__ void store_chunks(const TensorMap* tmC, unsigned stag
         // The store that last read this buffer (two chunks ago) must be done reading it.
         if (tid == 0) tma_store_wait<1>();
         named_sync(id, 128);
-        if (beta != 0.0f) {
+        if constexpr (READ_C) {
             if (tid == 0) {
                 mbar_expect_bytes(bar, CHUNK_BYTES);
                 tma_load(buf, tmC, bar, col + q * CHUNK_COLS, row);
             }
             mbar_wait(bar, chunks / 2 % 2);
         }
-#pragma unroll
-        for (int jj = 0; jj < CHUNK_COLS / 8; ++jj) {
-            const int j = q * CHUNK_COLS / 8 + jj, byte = (8 * jj + 2 * t4) * sizeof(typename P::out_t);
-#pragma unroll
-            for (int half = 0; half < 2; ++half) {
-                const int rr = r + 8 * half;
-                const unsigned at = buf + rr * ROW + ((byte / 16) ^ (rr % 8)) * 16 + byte % 16;
-                float v0 = alpha * d[4 * j + 2 * half], v1 = alpha * d[4 * j + 2 * half + 1];
-                if constexpr (sizeof(typename P::out_t) == 4) {
-                    if (beta != 0.0f) {
-                        float o0, o1;
-                        asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(o0), "=f"(o1) : "r"(at));
-                        v0 += beta * o0, v1 += beta * o1;
-                    }
-                    asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(v0), "f"(v1));
-                } else {
-                    if (beta != 0.0f) {
-                        unsigned short o0, o1;
-                        asm volatile("ld.shared.v2.u16 {%0, %1}, [%2];\n" : "=h"(o0), "=h"(o1) : "r"(at));
-                        v0 += beta * P::from_c(o0), v1 += beta * P::from_c(o1);
-                    }
-                    asm volatile("st.shared.v2.u16 [%0], {%1, %2};\n" ::"r"(at), "h"(P::to_c(v0)), "h"(P::to_c(v1)));
-                }
-            }
-        }
+        write_chunk<P, READ_C>(buf, q, d, alpha, beta);
         // Every thread's writes, ordered before the TMA reads them; then one thread stores.
         fence_async_shared();
         named_sync(id, 128);
@@ -347,6 +391,13 @@ __device__ __forceinline__ void store_chunks(const TensorMap* tmC, unsigned stag
             tma_store_commit();
         }
     }
+}
+template <class P, int W, int NREG>
+__device__ __forceinline__ void store_chunks(const TensorMap* tmC, unsigned stage, unsigned long long* loaded, int id,
+                                             int& chunks, int row, int col, const float (&d)[NREG], float alpha,
+                                             float beta) {
+    if (beta != 0.0f) store_chunks_as<P, true, W>(tmC, stage, loaded, id, chunks, row, col, d, alpha, beta);
+    else store_chunks_as<P, false, W>(tmC, stage, loaded, id, chunks, row, col, d, alpha, beta);
 }
 // ANCHOR_END: store_chunks
 

@@ -70,9 +70,7 @@ __device__ __forceinline__ void load_a(unsigned a, unsigned (&big)[KSTEPS][4], u
     for (int kk = 0; kk < KSTEPS; ++kk) {
         const int r = warp * 16 + lane % 16, chunk = 2 * kk + lane / 16;
         unsigned x[4];
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3])
-                     : "r"(a + r * ROW + ((chunk ^ (r % 8)) << 4)));
+        ldmatrix_x4(x, a + r * ROW + ((chunk ^ (r % 8)) << 4));
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
             if constexpr (P::split) split_tf32(__uint_as_float(x[i]), big[kk][i], small[kk][i]);
