@@ -277,6 +277,14 @@ fn failure_hint(log: &str, no_include_dirs: bool) -> Option<String> {
              in the launch (as steps 7-9 do)"
         ));
     }
+    // ptxas fails on wgmma outside sm_90a with no error line, only advisories about sm_90a.
+    if !log.contains("error") && log.contains("instead of .target 'sm_90'") {
+        return Some(
+            "\nhint: ptxas names no error, only instructions meant for sm_90a (wgmma, setmaxnreg, multicast \
+             TMA): compile for sm_90a, the architecture steps 9-13 name"
+                .to_string(),
+        );
+    }
     None
 }
 
@@ -330,6 +338,9 @@ mod tests {
         let headers = "kernel.cu(1): catastrophic error: could not open source file \"mma.h\"";
         assert!(failure_hint(headers, true).unwrap().contains("no CUDA headers"));
         assert!(failure_hint(headers, false).is_none());
+        let hopper = "ptxas application ptx input, line 5944; warning : Advisory: '.multicast::cluster' modifier on \
+            instruction 'cp.async.bulk{.tensor}' should be used on .target 'sm_90a' instead of .target 'sm_90'\n";
+        assert!(failure_hint(hopper, false).unwrap().contains("compile for sm_90a"));
     }
 
     #[test]

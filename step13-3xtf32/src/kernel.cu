@@ -37,26 +37,38 @@ typedef Schedule<BM, BN, CLUSTER, GROUP, false> Jobs;
 // ANCHOR: prepare_b
 // Launched by the host before sgemm: B (K x N, row-major) -> B^T (N x K, row pitch ldt), rounded
 // to TF32 (plane 0), and for 3xTF32 the small parts (plane 1, at N * ldt floats). A 32 x 32 tile
-// goes through shared memory so that reads and writes are both coalesced.
+// goes through shared memory so that reads and writes are both coalesced, 16 bytes a thread: a
+// thread reads four neighbours of a row of B and writes four of a row of B^T (ldt is a multiple of
+// four, and past K the tile holds zeros).
 extern "C" __global__ void __launch_bounds__(256) prepare_b(int K, int N, const float* B, float* Bt, int ldt) {
     __shared__ float tile[32][33];
-    const int k0 = blockIdx.y * 32, n0 = blockIdx.x * 32, tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+    const int k0 = blockIdx.y * 32, n0 = blockIdx.x * 32, r = threadIdx.x / 8, c = 4 * (threadIdx.x % 8);
+    {
+        const int k = k0 + r, n = n0 + c;
+        float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (k < K && n + 3 < N && N % 4 == 0 && (size_t)B % 16 == 0) {
+            const float4 q = *reinterpret_cast<const float4*>(B + (size_t)k * N + n);
+            v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+        } else if (k < K) {
 #pragma unroll
-    for (int i = ty; i < 32; i += 8)
-        tile[i][tx] = (k0 + i < K && n0 + tx < N) ? B[(k0 + i) * N + n0 + tx] : 0.0f;
-    __syncthreads();
-#pragma unroll
-    for (int i = ty; i < 32; i += 8) {
-        if (n0 + i >= N || k0 + tx >= K) continue;
-        if constexpr (!P::split) {
-            Bt[(n0 + i) * ldt + k0 + tx] = __uint_as_float(tf32(tile[tx][i]));
-        } else {
-            unsigned big, small;
-            split_tf32(tile[tx][i], big, small);
-            Bt[(n0 + i) * ldt + k0 + tx] = __uint_as_float(big);
-            Bt[(N + n0 + i) * ldt + k0 + tx] = __uint_as_float(small);
+            for (int i = 0; i < 4; ++i)
+                if (n + i < N) v[i] = B[(size_t)k * N + n + i];
         }
+#pragma unroll
+        for (int i = 0; i < 4; ++i) tile[r][c + i] = v[i];
     }
+    __syncthreads();
+    const int n = n0 + r, k = k0 + c;
+    if (n >= N || k >= K) return;
+    unsigned big[4], small[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        if constexpr (!P::split) big[i] = tf32(tile[c + i][r]);
+        else split_tf32(tile[c + i][r], big[i], small[i]);
+    }
+    *reinterpret_cast<uint4*>(Bt + (size_t)n * ldt + k) = make_uint4(big[0], big[1], big[2], big[3]);
+    if constexpr (P::split)
+        *reinterpret_cast<uint4*>(Bt + (size_t)(N + n) * ldt + k) = make_uint4(small[0], small[1], small[2], small[3]);
 }
 // ANCHOR_END: prepare_b
 
