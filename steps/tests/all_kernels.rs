@@ -80,15 +80,13 @@ fn main() -> std::process::ExitCode {
         trials.push(Trial::test(format!("{}/launch-limits", step.name), move || launches_are_checked(step)));
         // A step built for one architecture (sm_90a: wgmma, setmaxnreg) compiles its kept kernels
         // for that one; the others for sm_90 (experiments) or both (worked answers).
-        let own: Vec<&'static str> = step.arch.into_iter().collect();
-        let (experiment_archs, answer_archs) =
-            if own.is_empty() { (&ARCHS[1..], &ARCHS[..]) } else { (&own[..], &own[..]) };
-        let kept =
-            steps::kernels::experiments(step.name).into_iter().map(|k| ("experiment", k, experiment_archs.to_vec()));
-        let answers = steps::kernels::solutions(step.name).into_iter().map(|k| ("solution", k, answer_archs.to_vec()));
+        let own = step.arch.as_slice();
+        let (experiment_archs, answer_archs) = if own.is_empty() { (&ARCHS[1..], &ARCHS[..]) } else { (own, own) };
+        let kept = steps::kernels::experiments(step.name).into_iter().map(|k| ("experiment", k, experiment_archs));
+        let answers = steps::kernels::solutions(step.name).into_iter().map(|k| ("solution", k, answer_archs));
         for (kind, source, archs) in kept.chain(answers) {
             let file = source.name.rsplit('/').next().unwrap_or_default().trim_end_matches(".cu").to_string();
-            for arch in archs {
+            for &arch in archs {
                 let name = format!("{}/{kind}-{file}-{arch}", step.id());
                 let source = source.clone();
                 trials.push(
