@@ -5,10 +5,10 @@ use crate::data::Inputs;
 use crate::device::{Gpu, sync};
 use crate::matrix::DeviceMatrix;
 use crate::precision::{Elem, Precision};
-use crate::problem::Gemm;
+use crate::problem::{Gemm, Shape};
 use crate::reference::{Cublas, Reference, cpu_reference, reference_rows};
 use crate::runner::Runner;
-use crate::verify::{Check, Scales, Tolerance, compare};
+use crate::verify::{Check, Scales, Tolerance, compare, tf32_ties, tie_operands};
 use crate::{Error, Result};
 
 /// The result of one verified run.
@@ -119,7 +119,9 @@ impl Prepared {
         // cuBLAS multiplied what the kernel multiplies (ra, rb): with alpha = 1 and beta = 0 its
         // result is A*B itself.
         let product = (gemm.alpha == 1.0 && gemm.beta == 0.0).then_some(&unrounded[..]);
-        let scales = scales_of(gpu, cublas, gemm, ra, rb, product)?;
+        // TF32: the unrounded inputs, for the slack of ties rounded the other way.
+        let fp32_inputs = (precision == Precision::Tf32).then_some((&inputs.a[..], &inputs.b[..]));
+        let scales = scales_of(gpu, cublas, gemm, ra, rb, product, fp32_inputs)?;
         let from_cublas = if narrow { unrounded.iter().map(|&v| eout.store(v as f32)).collect() } else { unrounded };
         let rows = reference_rows(gemm);
         let cpu = cpu_reference(gemm, ra, rb, &c0, &rows);
@@ -184,27 +186,47 @@ impl Prepared {
 /// The scales of the bounds ([`Scales`]: A*B and (A∘A)*(B∘B)) of the values a kernel multiplies:
 /// on the CPU for small problems, with cuBLAS SGEMM for large ones (two more products next to
 /// the reference's, instead of a CPU product of every row). `product`, when given, is A*B
-/// already (the reference itself, when alpha = 1 and beta = 0).
-fn scales_of(gpu: &Gpu, cublas: &Cublas, gemm: &Gemm, a: &[f32], b: &[f32], product: Option<&[f64]>) -> Result<Scales> {
+/// already (the reference itself, when alpha = 1 and beta = 0). `unrounded`, for TF32, is the
+/// FP32 inputs before rounding: the tie slack comes from them (on the GPU one more product, of
+/// the operands concatenated along K); the other precisions have none and pay nothing.
+fn scales_of(
+    gpu: &Gpu,
+    cublas: &Cublas,
+    gemm: &Gemm,
+    a: &[f32],
+    b: &[f32],
+    product: Option<&[f64]>,
+    unrounded: Option<(&[f32], &[f32])>,
+) -> Result<Scales> {
     let s = gemm.shape;
     if s.m * s.n * s.k <= 1 << 24 {
-        return Ok(Scales::new(gemm, a, b));
+        let scales = Scales::new(gemm, a, b);
+        return Ok(match unrounded {
+            Some((ua, ub)) => scales.with_ties(tf32_ties(gemm, ua, ub)),
+            None => scales,
+        });
     }
-    let plain = Gemm::new(s, 1.0, 0.0);
-    let multiply = |x: &[f32], y: &[f32]| -> Result<Vec<f32>> {
+    let multiply = |k: usize, x: &[f32], y: &[f32]| -> Result<Vec<f32>> {
         let (x, y) = (DeviceMatrix::from_host(gpu, x)?, DeviceMatrix::from_host(gpu, y)?);
         // beta = 0: C is not read, so whatever the allocation holds does not matter.
         let mut c = DeviceMatrix::uninit(gpu, s.m * s.n, crate::precision::Elem::F32)?;
-        cublas.sgemm(gpu, &plain, &x, &y, &mut c)?;
+        cublas.sgemm(gpu, &Gemm::new(Shape { k, ..s }, 1.0, 0.0), &x, &y, &mut c)?;
         sync(gpu, "cuBLAS")?;
         Ok(c.download(gpu)?.into_iter().map(|v| v as f32).collect())
     };
     let square = |x: &[f32]| x.iter().map(|v| v * v).collect::<Vec<f32>>();
     let dot = match product {
         Some(p) => p.iter().map(|&v| v as f32).collect(),
-        None => multiply(a, b)?,
+        None => multiply(s.k, a, b)?,
     };
-    Ok(Scales::from_products(s.n, dot, multiply(&square(a), &square(b))?))
+    let scales = Scales::from_products(s.n, dot, multiply(s.k, &square(a), &square(b))?);
+    Ok(match unrounded {
+        Some((ua, ub)) => {
+            let (left, right) = tie_operands(s, ua, ub);
+            scales.with_ties(multiply(2 * s.k, &left, &right)?)
+        }
+        None => scales,
+    })
 }
 
 /// Runs the kernel and cuBLAS on fresh random inputs (`seed`), C poisoned first, and checks

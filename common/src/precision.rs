@@ -156,16 +156,18 @@ impl Precision {
     }
 
     /// The value the hardware multiplies when the kernel is given `x`: `x` rounded to the
-    /// precision's input format (FP16 and BF16 round-to-nearest-even as the host stores them;
-    /// TF32 round-to-nearest, ties away from zero, as `cvt.rna.tf32.f32` does in the kernel).
-    /// Exact in f32 for every precision. 3xTF32 multiplies the FP32 inputs themselves (to within
-    /// the splitting error that [`Precision::input_unit_roundoff`] states).
+    /// precision's input format, to nearest with ties to even (FP16 and BF16 as the host stores
+    /// them; TF32 as cuBLAS and a TFLOAT32 tensor map of the TMA round, [`tf32_rne`]). Steps 7
+    /// and 8 round TF32 ties away from zero instead ([`tf32_rna`]); the verifier accepts either
+    /// rule at an exact tie, by exactly what the tie can change (`verify.rs`). Exact in f32 for
+    /// every precision. 3xTF32 multiplies the FP32 inputs themselves (to within the splitting
+    /// error that [`Precision::input_unit_roundoff`] states).
     pub fn round_input(self, x: f32) -> f32 {
         match self {
             Precision::F32 | Precision::F64 | Precision::Tf32x3 => x,
             Precision::F16 | Precision::F16C16 => half::f16::from_f32(x).to_f32(),
             Precision::Bf16 | Precision::Bf16C16 => half::bf16::from_f32(x).to_f32(),
-            Precision::Tf32 => tf32_rna(x),
+            Precision::Tf32 => tf32_rne(x),
         }
     }
 
@@ -222,6 +224,20 @@ pub fn tf32_rna(x: f32) -> f32 {
     f32::from_bits((x.to_bits() + 0x1000) & 0xffff_e000)
 }
 
+/// FP32 -> TF32 bits: round to 10 mantissa bits, to nearest with ties to even (what cuBLAS's
+/// TF32 and the TMA's TFLOAT32 tensor maps do), the 13 low bits zero. Non-finite values are
+/// returned as they are; a carry out of the mantissa moves into the exponent, which is the
+/// correct result (2 - 2^-11 rounds to 2).
+pub fn tf32_rne(x: f32) -> f32 {
+    if !x.is_finite() {
+        return x;
+    }
+    // Just under half of the last kept bit, plus that bit: a tie rounds up only when the kept
+    // part is odd, to the even neighbour.
+    let bits = x.to_bits();
+    f32::from_bits((bits + 0xfff + ((bits >> 13) & 1)) & 0xffff_e000)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,6 +252,55 @@ mod tests {
         let x = 0.123_456_79f32;
         assert_eq!(tf32_rna(x).to_bits() & 0x1fff, 0);
         assert!(((tf32_rna(x) - x) / x).abs() as f64 <= Precision::Tf32.input_unit_roundoff());
+    }
+
+    #[test]
+    fn tf32_rne_rounds_ties_to_even() {
+        let ulp = 2f32.powi(-10);
+        // 1 + 2^-11 is halfway between 1 (even) and 1 + 2^-10 (odd): down to 1.
+        assert_eq!(tf32_rne(1.0 + ulp / 2.0), 1.0);
+        // 1 + 3 * 2^-11 is halfway between 1 + 2^-10 (odd) and 1 + 2^-9 (even): up.
+        assert_eq!(tf32_rne(1.0 + 3.0 * ulp / 2.0), 1.0 + 2.0 * ulp);
+        assert_eq!(tf32_rne(-(1.0 + ulp / 2.0)), -1.0);
+        assert_eq!(tf32_rne(-(1.0 + 3.0 * ulp / 2.0)), -(1.0 + 2.0 * ulp));
+        // A tie below 2 whose kept part is all ones: the carry reaches the exponent.
+        assert_eq!(tf32_rne(2.0 - ulp / 2.0), 2.0);
+        assert_eq!(tf32_rne(-(2.0 - ulp / 2.0)), -2.0);
+        assert_eq!(tf32_rne(1.0 + ulp / 4.0), 1.0);
+        assert_eq!(tf32_rne(1.0 + 3.0 * ulp / 4.0), 1.0 + ulp);
+        for x in [f32::INFINITY, f32::NEG_INFINITY] {
+            assert_eq!(tf32_rne(x), x);
+        }
+        assert!(tf32_rne(f32::NAN).is_nan());
+    }
+
+    /// Ties to even and ties away from zero agree everywhere but at an exact tie (the 13 dropped
+    /// bits 0x1000), and there they differ exactly when the kept part is even.
+    #[test]
+    fn tf32_rules_differ_exactly_at_ties() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u32
+        };
+        for i in 0..200_000u32 {
+            // Every third value a planted tie; exponents kept away from overflow.
+            let mut bits = next() & 0xbfff_ffff;
+            if i % 3 == 0 {
+                bits = (bits & 0xffff_e000) | 0x1000;
+            }
+            let x = f32::from_bits(bits);
+            let (even, away) = (tf32_rne(x), tf32_rna(x));
+            assert_eq!(even.to_bits() & 0x1fff, 0, "{x:e}");
+            let tie = bits & 0x1fff == 0x1000;
+            let kept_even = bits & 0x2000 == 0;
+            assert_eq!(even != away, tie && kept_even, "{x:e}: {even:e} {away:e}");
+            if even != away {
+                assert!(away.abs() > even.abs() && (away - even).abs() == (x - even).abs() * 2.0, "{x:e}");
+            }
+        }
     }
 
     /// The codes here and in the kernels' table (`enum PrecisionCode` of precision.cuh) agree.

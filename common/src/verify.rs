@@ -27,10 +27,19 @@
 //! nearest, so their errors need not cancel: for FP16, BF16 and TF32 products the bound is the
 //! sum of one ulp per addition, `2u * sum |s| <= 2u * K * sqrt(d^2/3 + q/2)`, met once.
 //!
+//! TF32 rounds its inputs to nearest, and the hardware paths break exact ties differently: steps
+//! 7 and 8 away from zero (`cvt.rna`, or its two-instruction equivalent), cuBLAS and the TMA to
+//! even. Inputs with few significant bits tie often enough (about one in a few thousand) for a
+//! tie rounded the other way to exceed the accumulation's bound at small K. The reference rounds
+//! to even, and a TF32 kernel is allowed either rule, by exactly what it can change: with `dA`
+//! and `dB` the distance between the two roundings of each input (zero except at a tie), an
+//! element may move by up to `|alpha| * (dA (|B| + dB) + |A| dB)` (the `ties` of [`Terms`]),
+//! a hard allowance added to the element's bound, not a multiple of sigma.
+//!
 //! An element that is not finite must be exactly where the reference has a non-finite value
 //! of the same kind (NaN, +inf or -inf); everywhere else it fails.
 
-use crate::precision::Precision;
+use crate::precision::{Precision, tf32_rna, tf32_rne};
 use crate::problem::Gemm;
 use crate::reference::Reference;
 use std::fmt;
@@ -76,14 +85,22 @@ pub struct Tolerance {
     /// The absolute error of that rounding where it is not relative: in C's subnormal range
     /// (FP16 below 2^-14), half the spacing of its subnormals.
     pub output_eta: f64,
+    /// Weight of the TF32 tie allowance (`ties` of [`Terms`]), 0 or 1: 1 where a TF32 kernel is
+    /// compared with a product of inputs rounded by one tie rule (the reference's, or cuBLAS's,
+    /// which multiplies the same rounded inputs: once, not once per side), 0 elsewhere. The
+    /// comparison with the exact product has none: its `input_u` covers any rounding.
+    pub tie_rule: f64,
 }
 
 /// What one element's bound is made of: the exact dot product `d` and the sum of the squares
-/// of its products `q` (of the values multiplied), alpha, beta and C0, and K.
+/// of its products `q` (of the values multiplied), alpha, beta and C0, and K; for TF32, how far
+/// the dot product can move when tied inputs round the other way (0 otherwise).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Terms {
     pub dot: f64,
     pub sumsq: f64,
+    /// `sum_k dA_ik (|b_kj| + dB_kj) + |a_ik| dB_kj`, [`tf32_ties`].
+    pub ties: f64,
     pub alpha: f64,
     pub beta_c0: f64,
     pub k: usize,
@@ -97,6 +114,7 @@ impl Tolerance {
         input_u: 0.0,
         output_u: 0.0,
         output_eta: 0.0,
+        tie_rule: 0.0,
     };
     pub const F32_VS_F32: Tolerance = Tolerance { sides: 2.0, ..Self::F32_VS_F64 };
 
@@ -105,12 +123,20 @@ impl Tolerance {
     /// exact in FP32; the tensor cores add them with truncation. FP64 rounds to nearest at its
     /// own roundoff. 3xTF32 claims FP32 accuracy: it gets FP32's bound, plus its splitting
     /// error (each product within 2^-19 of a*b, [`Precision::input_unit_roundoff`]; TF32 alone
-    /// is 2^-10). A 16-bit C adds one rounding of the result to its storage.
+    /// is 2^-10). A 16-bit C adds one rounding of the result to its storage. TF32 allows its
+    /// inputs' exact ties either rounding (the module's comment).
     pub fn vs_reference(p: Precision) -> Tolerance {
         let (output_u, output_eta) = (p.output_unit_roundoff(), p.output_underflow());
         match p.arithmetic() {
             Precision::F32 => Self::F32_VS_F64,
-            Precision::Tf32 | Precision::F16 | Precision::Bf16 => {
+            Precision::Tf32 => Tolerance {
+                accumulation: Accumulation::Truncated,
+                output_u,
+                output_eta,
+                tie_rule: 1.0,
+                ..Self::F32_VS_F64
+            },
+            Precision::F16 | Precision::Bf16 => {
                 Tolerance { accumulation: Accumulation::Truncated, output_u, output_eta, ..Self::F32_VS_F64 }
             }
             Precision::Tf32x3 => Tolerance { input_u: p.input_unit_roundoff(), ..Self::F32_VS_F64 },
@@ -125,9 +151,10 @@ impl Tolerance {
     }
 
     /// The kernel against the exact product of the FP32 inputs: what rounding the inputs
-    /// costs. Recorded for the book, not a pass/fail criterion.
+    /// costs. Recorded for the book, not a pass/fail criterion. No tie allowance: `input_u`
+    /// bounds any rounding of the inputs, ties included.
     pub fn vs_exact(p: Precision) -> Tolerance {
-        Tolerance { input_u: p.input_unit_roundoff(), ..Self::vs_reference(p) }
+        Tolerance { input_u: p.input_unit_roundoff(), tie_rule: 0.0, ..Self::vs_reference(p) }
     }
 
     /// The size of one element's error (see the module's comment). For truncated accumulation
@@ -158,13 +185,21 @@ impl Tolerance {
         }
     }
 
-    /// Bound on |got - expected| for one element.
-    pub fn element(&self, t: &Terms) -> f64 {
-        self.element_sigmas() * self.sigma(t) + f64::MIN_POSITIVE
+    /// How far one element may move because its TF32 inputs' ties round the other way: a hard
+    /// bound, not a sigma, so it is added to the bounds as it is (never times
+    /// [`ELEMENT_SIGMAS`]). Once, whatever `sides`: both references multiply the same inputs.
+    pub fn slack(&self, t: &Terms) -> f64 {
+        self.tie_rule * t.alpha.abs() * t.ties
     }
 
-    /// Bound on ||got - expected||_F / ||sigma||_F over `elements` compared elements: the
-    /// average of many errors stays closer to its expectation than the worst of them does.
+    /// Bound on |got - expected| for one element: its sigmas, and the tie slack.
+    pub fn element(&self, t: &Terms) -> f64 {
+        self.element_sigmas() * self.sigma(t) + self.slack(t) + f64::MIN_POSITIVE
+    }
+
+    /// Bound on ||e||_F / ||sigma||_F over `elements` compared elements, where `e` is each
+    /// element's |got - expected| less its [`Tolerance::slack`] (0 if within it): the average
+    /// of many errors stays closer to its expectation than the worst of them does.
     pub fn frobenius(&self, elements: usize) -> f64 {
         match self.accumulation {
             Accumulation::Nearest => {
@@ -175,12 +210,15 @@ impl Tolerance {
     }
 }
 
-/// `d` and `q` of every element of C (M x N, row-major), from which the bounds are made.
-/// Stored as f32: they size a bound, a relative error of 10^-7 in them does not matter.
+/// `d` and `q` of every element of C (M x N, row-major), from which the bounds are made, and
+/// for TF32 the tie slack. Stored as f32: they size a bound, a relative error of 10^-7 in them
+/// does not matter.
 pub struct Scales {
     n: usize,
     dot: Vec<f32>,
     sumsq: Vec<f32>,
+    /// TF32: [`tf32_ties`] of every element. None (0) for the other precisions.
+    ties: Option<Vec<f32>>,
 }
 
 impl Scales {
@@ -205,13 +243,20 @@ impl Scales {
                 sumsq[i * n + j] = q as f32;
             }
         }
-        Scales { n, dot, sumsq }
+        Scales { n, dot, sumsq, ties: None }
     }
 
     /// From A*B and (A∘A)*(B∘B) (element-wise squares) computed elsewhere.
     pub fn from_products(n: usize, dot: Vec<f32>, sumsq: Vec<f32>) -> Scales {
         assert_eq!(dot.len(), sumsq.len(), "A*B and its squares have one shape");
-        Scales { n, dot, sumsq }
+        Scales { n, dot, sumsq, ties: None }
+    }
+
+    /// With the TF32 tie slack of every element ([`tf32_ties`], or its product computed
+    /// elsewhere from [`tie_operands`]).
+    pub fn with_ties(self, ties: Vec<f32>) -> Scales {
+        assert_eq!(ties.len(), self.dot.len(), "the tie slack has C's shape");
+        Scales { ties: Some(ties), ..self }
     }
 
     /// The terms of element (i, j) of `gemm` with C0 `c0` (of that element).
@@ -220,11 +265,56 @@ impl Scales {
         Terms {
             dot: self.dot[e] as f64,
             sumsq: self.sumsq[e] as f64,
+            ties: self.ties.as_ref().map_or(0.0, |t| t[e] as f64),
             alpha: gemm.alpha as f64,
             beta_c0: if gemm.beta == 0.0 { 0.0 } else { gemm.beta as f64 * c0 as f64 },
             k: gemm.shape.k,
         }
     }
+}
+
+/// The operands whose product is the TF32 tie slack, from the unrounded FP32 inputs A (M x K)
+/// and B (K x N): `[dA | |A|]` (M x 2K) and `[|B| + dB ; dB]` (2K x N), where `|A|` is A rounded
+/// to TF32 as the reference rounds it (ties to even) and `dA = |rna(A) - rne(A)|`, one TF32
+/// place at an exact tie and 0 elsewhere (likewise for B). Their product bounds
+/// `|A'B' - AB|` for inputs A', B' rounded with either rule, element by element. Every value
+/// is exact in f32 (at a tie `|B| + dB` is the larger rounding).
+pub fn tie_operands(shape: crate::Shape, a: &[f32], b: &[f32]) -> (Vec<f32>, Vec<f32>) {
+    let crate::Shape { m, n, k } = shape;
+    let tie = |x: f32| (tf32_rna(x) - tf32_rne(x)).abs();
+    let mut left = Vec::with_capacity(2 * m * k);
+    for row in a.chunks_exact(k).take(m) {
+        left.extend(row.iter().map(|&x| tie(x)));
+        left.extend(row.iter().map(|&x| tf32_rne(x).abs()));
+    }
+    let mut right: Vec<f32> = b[..k * n].iter().map(|&x| tf32_rne(x).abs() + tie(x)).collect();
+    right.extend(b[..k * n].iter().map(|&x| tie(x)));
+    (left, right)
+}
+
+/// The TF32 tie slack of every element of C (M x N), computed on the CPU in float64 from the
+/// unrounded inputs: the product of [`tie_operands`].
+pub fn tf32_ties(gemm: &Gemm, a: &[f32], b: &[f32]) -> Vec<f32> {
+    let crate::Shape { m, n, k } = gemm.shape;
+    let (left, right) = tie_operands(gemm.shape, a, b);
+    let mut ties = vec![0f32; m * n];
+    // Ties are rare: most of `dA` is 0, and so are most rows of `dB`, the lower half of `right`.
+    let rows: Vec<bool> = right.chunks_exact(n.max(1)).map(|r| r.iter().any(|&y| y != 0.0)).collect();
+    let mut acc = vec![0f64; n];
+    for i in 0..m {
+        acc.iter_mut().for_each(|x| *x = 0.0);
+        for (kk, &x) in left[i * 2 * k..(i + 1) * 2 * k].iter().enumerate() {
+            if x != 0.0 && rows[kk] {
+                for (e, &y) in acc.iter_mut().zip(&right[kk * n..(kk + 1) * n]) {
+                    *e += x as f64 * y as f64;
+                }
+            }
+        }
+        for (t, &v) in ties[i * n..(i + 1) * n].iter_mut().zip(&acc) {
+            *t = v as f32;
+        }
+    }
+    ties
 }
 
 /// The worst element of a comparison.
@@ -244,7 +334,8 @@ pub struct Check {
     /// ||got - expected||_F / ||expected||_F over the finite expected elements: the usual
     /// relative error, recorded with results. Not the pass/fail criterion (see `scaled_error`).
     pub rel_frobenius: f64,
-    /// ||got - expected||_F / ||sigma||_F: what [`Tolerance::frobenius`] bounds.
+    /// ||got - expected||_F / ||sigma||_F, each element's difference less its tie slack: what
+    /// [`Tolerance::frobenius`] bounds.
     pub scaled_error: f64,
     pub frobenius_limit: f64,
     /// Finite elements that differ from the reference at all (the precision probes, whose
@@ -341,7 +432,7 @@ pub fn compare(
         nonfinite_matched: 0,
         compared: expected.len(),
     };
-    let (mut diff2, mut ref2, mut sigma2) = (0f64, 0f64, 0f64);
+    let (mut diff2, mut excess2, mut ref2, mut sigma2) = (0f64, 0f64, 0f64, 0f64);
     for (i, &r) in rows.iter().enumerate() {
         for j in 0..n {
             let g = got[r * n + j];
@@ -365,6 +456,9 @@ pub fn compare(
                 check.nan_elements += 1;
             } else {
                 diff2 += (g - e).powi(2);
+                // The tie slack is a hard allowance, not a random error: what is left over it
+                // is what the sigmas judge.
+                excess2 += ((g - e).abs() - tol.slack(&terms)).max(0.0).powi(2);
                 check.inexact_elements += usize::from(g != e);
                 if !approx::abs_diff_eq!(g, e, epsilon = bound) {
                     check.bad_elements += 1;
@@ -383,13 +477,13 @@ pub fn compare(
             }
         }
     }
-    let relative = |norm2: f64| if norm2 > 0.0 { (diff2 / norm2).sqrt() } else { diff2.sqrt() };
+    let relative = |diff2: f64, norm2: f64| if norm2 > 0.0 { (diff2 / norm2).sqrt() } else { diff2.sqrt() };
     if check.nan_elements > 0 {
         check.rel_frobenius = f64::INFINITY;
         check.scaled_error = f64::INFINITY;
     } else {
-        check.rel_frobenius = relative(ref2);
-        check.scaled_error = relative(sigma2);
+        check.rel_frobenius = relative(diff2, ref2);
+        check.scaled_error = relative(excess2, sigma2);
     }
     check
 }
@@ -453,7 +547,7 @@ mod tests {
     }
 
     fn terms(dot: f64, sumsq: f64, k: usize) -> Terms {
-        Terms { dot, sumsq, alpha: 1.0, beta_c0: 0.0, k }
+        Terms { dot, sumsq, ties: 0.0, alpha: 1.0, beta_c0: 0.0, k }
     }
 
     #[test]
@@ -500,7 +594,7 @@ mod tests {
         // 3.1590e-5, the nearest FP16.
         let exact = 3.156_438_469_886_78e-5;
         let stored = f16::from_f64(exact).to_f64();
-        let x = Terms { dot: exact, sumsq: exact * exact, alpha: 1.0, beta_c0: 0.0, k: 3 };
+        let x = Terms { dot: exact, sumsq: exact * exact, ties: 0.0, alpha: 1.0, beta_c0: 0.0, k: 3 };
         let t = Tolerance::vs_reference(Precision::F16C16);
         assert!((stored - exact).abs() > 2f64.powi(-11) * exact);
         assert!((stored - exact).abs() <= t.element(&x), "{} > {}", (stored - exact).abs(), t.element(&x));
@@ -557,6 +651,126 @@ mod tests {
         // An error of one part in 10^4 of the terms is still far outside the bounds.
         let off = compare("t", &gemm, Tolerance::F32_VS_F64, &scales, &[c0], &[got + 1e-4 * 0.045], &exp);
         assert!(!off.passed(), "{off}");
+    }
+
+    /// A TF32 problem whose reference rounds ties to even, and the float64 result of the same
+    /// inputs rounded ties away from zero (what steps 7 and 8 multiply).
+    fn tf32_ties_case(gemm: &Gemm, inputs: &Inputs) -> (Scales, Reference, Vec<f64>) {
+        use crate::precision::{tf32_rna, tf32_rne};
+        let rows: Vec<usize> = (0..gemm.shape.m).collect();
+        let round = |x: &[f32], r: fn(f32) -> f32| x.iter().map(|&v| r(v)).collect::<Vec<f32>>();
+        let (even_a, even_b) = (round(&inputs.a, tf32_rne), round(&inputs.b, tf32_rne));
+        let (away_a, away_b) = (round(&inputs.a, tf32_rna), round(&inputs.b, tf32_rna));
+        let scales = Scales::new(gemm, &even_a, &even_b).with_ties(tf32_ties(gemm, &inputs.a, &inputs.b));
+        let exp = cpu_reference(gemm, &even_a, &even_b, &inputs.c0, &rows);
+        let got = cpu_reference(gemm, &away_a, &away_b, &inputs.c0, &rows).values;
+        (scales, exp, got)
+    }
+
+    /// Random inputs with ties planted: every fifth value of A and B made an exact tie whose
+    /// two roundings differ (the kept part even).
+    fn planted_ties(gemm: &Gemm) -> Inputs {
+        let mut inputs = Inputs::new(gemm, 7);
+        for x in inputs.a.iter_mut().chain(inputs.b.iter_mut()).step_by(5) {
+            *x = f32::from_bits((x.to_bits() & 0xffff_c000) | 0x1000);
+        }
+        inputs
+    }
+
+    #[test]
+    fn tf32_ties_rounded_either_way_pass_and_nothing_more() {
+        use crate::Precision;
+        let gemm = Gemm::new(Shape::new(12, 10, 24), 1.5, 0.75);
+        let inputs = planted_ties(&gemm);
+        let (scales, exp, got) = tf32_ties_case(&gemm, &inputs);
+        let run = |tol: Tolerance, got: &[f64]| compare("t", &gemm, tol, &scales, &inputs.c0, got, &exp);
+        for tol in [Tolerance::vs_reference(Precision::Tf32), Tolerance::vs_cublas(Precision::Tf32)] {
+            let c = run(tol, &got);
+            assert!(c.passed(), "{c}");
+            // Without the slack the ties fail, almost everywhere.
+            let c = run(Tolerance { tie_rule: 0.0, ..tol }, &got);
+            assert!(!c.passed() && c.bad_elements > got.len() / 2, "{c}");
+        }
+        // The slack is what a tie can change and no more: one element off by a little more than
+        // its bound fails, and only that one.
+        let tol = Tolerance::vs_reference(Precision::Tf32);
+        let (i, j) = (3, 4);
+        let t = scales.terms(&gemm, i, j, inputs.c0[i * 10 + j]);
+        assert!(tol.slack(&t) > tol.sigma(&t), "the ties dominate this element's bound");
+        let mut off = got.clone();
+        off[i * 10 + j] = exp.values[i * 10 + j] + 1.01 * tol.element(&t);
+        let c = run(tol, &off);
+        assert!(!c.passed() && c.bad_elements == 1, "{c}");
+        assert_eq!((c.worst.unwrap().row, c.worst.unwrap().col), (i, j));
+    }
+
+    #[test]
+    fn tf32_ties_of_random_inputs_are_allowed_for_either_rule() {
+        use crate::Precision;
+        // The suite's odd shape with beta = 0: 24 random bits leave exact ties in a few of
+        // 67*33 + 33*45 inputs, enough for the rule to matter at K = 33.
+        let gemm = Gemm::new(Shape::new(67, 45, 33), 1.0, 0.0);
+        let inputs = Inputs::new(&gemm, 42);
+        let (scales, exp, got) = tf32_ties_case(&gemm, &inputs);
+        let tol = Tolerance::vs_reference(Precision::Tf32);
+        let c = compare("t", &gemm, tol, &scales, &inputs.c0, &got, &exp);
+        assert!(c.passed(), "{c}");
+        let strict = compare("t", &gemm, Tolerance { tie_rule: 0.0, ..tol }, &scales, &inputs.c0, &got, &exp);
+        assert!(!strict.passed(), "{strict}");
+        // Where no input ties, the slack is 0: most elements get no more than before.
+        let zero = (0..67 * 45).filter(|&e| scales.terms(&gemm, e / 45, e % 45, 0.0).ties == 0.0).count();
+        assert!(zero > 67 * 45 / 2, "{zero} elements without ties");
+    }
+
+    #[test]
+    fn the_tie_slack_bounds_every_mix_of_rules() {
+        use crate::precision::{tf32_rna, tf32_rne};
+        let gemm = Gemm::new(Shape::new(6, 7, 40), 1.0, 0.0);
+        let inputs = planted_ties(&gemm);
+        let ties = tf32_ties(&gemm, &inputs.a, &inputs.b);
+        let rows: Vec<usize> = (0..6).collect();
+        let product = |ra: fn(f32) -> f32, rb: fn(f32) -> f32| {
+            let a: Vec<f32> = inputs.a.iter().map(|&x| ra(x)).collect();
+            let b: Vec<f32> = inputs.b.iter().map(|&x| rb(x)).collect();
+            cpu_reference(&gemm, &a, &b, &inputs.c0, &rows).values
+        };
+        let even = product(tf32_rne, tf32_rne);
+        for (ra, rb) in
+            [(tf32_rna as fn(f32) -> f32, tf32_rne as fn(f32) -> f32), (tf32_rne, tf32_rna), (tf32_rna, tf32_rna)]
+        {
+            let other = product(ra, rb);
+            for e in 0..even.len() {
+                let moved = (other[e] - even[e]).abs();
+                assert!(moved <= ties[e] as f64 * (1.0 + 1e-6), "element {e}: moved {moved:e} > {:e}", ties[e]);
+            }
+        }
+        // One product of two ties, both rounded away: it moves by exactly the slack.
+        let one = Gemm::new(Shape::new(1, 1, 1), 1.0, 0.0);
+        let (a, b) = (1.0 + 2f32.powi(-11), (1.0 + 2f32.powi(-11)) * 0.125);
+        let moved = tf32_rna(a) as f64 * tf32_rna(b) as f64 - tf32_rne(a) as f64 * tf32_rne(b) as f64;
+        assert_eq!(tf32_ties(&one, &[a], &[b]), [moved as f32]);
+        assert_eq!(moved, 2f64.powi(-12) + 2f64.powi(-23));
+        // Inputs already on TF32's grid have no ties, and no slack.
+        let grid = |x: &[f32]| x.iter().map(|&v| tf32_rne(v)).collect::<Vec<f32>>();
+        let plain = Inputs::new(&gemm, 3);
+        assert!(tf32_ties(&gemm, &grid(&plain.a), &grid(&plain.b)).iter().all(|&t| t == 0.0));
+    }
+
+    #[test]
+    fn only_tf32_against_a_rounded_product_has_a_tie_allowance() {
+        use crate::Precision;
+        for p in Precision::ALL {
+            let w = if p == Precision::Tf32 { 1.0 } else { 0.0 };
+            assert_eq!(Tolerance::vs_reference(p).tie_rule, w, "{p}");
+            // cuBLAS multiplies the reference's rounded inputs: the slack once, not per side.
+            assert_eq!(Tolerance::vs_cublas(p).tie_rule, w, "{p}");
+            assert_eq!(Tolerance::vs_exact(p).tie_rule, 0.0, "{p}");
+        }
+        // The slack adds to the bound as it is, not in sigmas, and to nothing without weight.
+        let t = Terms { ties: 1e-3, ..terms(1.0, 1.0, 64) };
+        let tol = Tolerance { tie_rule: 1.0, ..Tolerance::F32_VS_F64 };
+        assert_eq!(tol.element(&t) - Tolerance::F32_VS_F64.element(&t), 1e-3);
+        assert_eq!(Tolerance::F32_VS_F64.slack(&t), 0.0);
     }
 
     #[test]
