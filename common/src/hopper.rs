@@ -31,6 +31,23 @@ fn tma_type(e: Elem) -> sys::CUtensorMapDataType {
 /// innermost, `boxes` the tile one copy moves. The tile lands in shared memory with 128-byte
 /// swizzling (its innermost extent must be 128 bytes); elements outside the tensor read as zero.
 pub fn tensor_map(elem: Elem, addr: u64, dims: &[usize], pitches: &[usize], boxes: &[usize]) -> Result<TensorMap> {
+    encode(tma_type(elem), addr, dims, pitches, boxes)
+}
+
+/// [`tensor_map`] of an FP32 tensor whose loads the TMA rounds to TF32 on their way into shared
+/// memory: to nearest, ties to even, as cuBLAS's TF32 does (its type is TFLOAT32). The TF32
+/// kernel then needs no rounding instruction (book chapter 13).
+pub fn tf32_map(addr: u64, dims: &[usize], pitches: &[usize], boxes: &[usize]) -> Result<TensorMap> {
+    encode(sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, addr, dims, pitches, boxes)
+}
+
+fn encode(
+    ty: sys::CUtensorMapDataType,
+    addr: u64,
+    dims: &[usize],
+    pitches: &[usize],
+    boxes: &[usize],
+) -> Result<TensorMap> {
     let rank = dims.len();
     if pitches.len() + 1 != rank || boxes.len() != rank || !(2..=5).contains(&rank) {
         return Err(Error::BadInput("a tensor map needs 2 to 5 dimensions, a pitch for each but the first".into()));
@@ -51,7 +68,7 @@ pub fn tensor_map(elem: Elem, addr: u64, dims: &[usize], pitches: &[usize], boxe
     unsafe {
         sys::cuTensorMapEncodeTiled(
             map.as_mut_ptr(),
-            tma_type(elem),
+            ty,
             rank as u32,
             addr as *mut c_void,
             dims.as_ptr(),

@@ -3,7 +3,7 @@
 //! persistent grid, and the launch of `sgemm` with its tensor maps.
 
 use crate::Result;
-use crate::hopper::{TMA_ALIGN, TensorMap, arg, copy_pitched, max_active_clusters, tensor_map};
+use crate::hopper::{TMA_ALIGN, TensorMap, arg, copy_pitched, max_active_clusters, tensor_map, tf32_map};
 use crate::host::HostCall;
 use crate::launch::{Launch, ceil_div};
 use crate::precision::{Elem, Precision};
@@ -108,23 +108,36 @@ pub fn aligned_rows(
     Ok((copy, pitch))
 }
 
+// ANCHOR: input_map
+/// The tensor map of an input of precision `p`: TF32 is FP32 in memory that the TMA rounds as it
+/// loads it ([`tf32_map`]); every other input arrives as it is.
+fn input_map(p: Precision, addr: u64, dims: &[usize], pitches: &[usize], boxes: &[usize]) -> Result<TensorMap> {
+    if p == Precision::Tf32 {
+        tf32_map(addr, dims, pitches, boxes)
+    } else {
+        tensor_map(p.input(), addr, dims, pitches, boxes)
+    }
+}
+// ANCHOR_END: input_map
+
 /// A's tensor map as the rungs load it: K-major as it is, boxes of BK x `rows`. Made once per
 /// buffer and shape, then reused (cuBLAS keeps its plans too).
 pub fn a_map(call: &mut HostCall<'_>, rows: usize, bk: usize) -> Result<TensorMap> {
     let Shape { m, k, .. } = call.gemm.shape;
-    let elem = call.precision.input();
-    let (a, pitch) = aligned_rows(call, "A with aligned rows", call.a.ptr(call.gpu), m, k, elem, true)?;
-    let key = vec![0, a, m as u64, k as u64, rows as u64, bk as u64];
-    call.workspace.tensor_map(key, || tensor_map(elem, a, &[k, m], &[pitch], &[bk, rows]))
+    let p = call.precision;
+    let (a, pitch) = aligned_rows(call, "A with aligned rows", call.a.ptr(call.gpu), m, k, p.input(), true)?;
+    let key = vec![0, a, m as u64, k as u64, rows as u64, bk as u64, p.code() as u64];
+    call.workspace.tensor_map(key, || input_map(p, a, &[k, m], &[pitch], &[bk, rows]))
 }
 
-/// B's tensor map as steps 9-12 load it: N-major as it is, boxes of 64 columns (128 bytes) x BK.
+/// B's tensor map as the rungs load it: N-major as it is, boxes of 128 bytes (64 halves or 32
+/// floats) x BK.
 pub fn b_map(call: &mut HostCall<'_>, bk: usize) -> Result<TensorMap> {
     let Shape { n, k, .. } = call.gemm.shape;
-    let elem = call.precision.input();
-    let (b, pitch) = aligned_rows(call, "B with aligned rows", call.b.ptr(call.gpu), k, n, elem, true)?;
-    let key = vec![1, b, n as u64, k as u64, bk as u64];
-    call.workspace.tensor_map(key, || tensor_map(elem, b, &[n, k], &[pitch], &[64, bk]))
+    let p = call.precision;
+    let (b, pitch) = aligned_rows(call, "B with aligned rows", call.b.ptr(call.gpu), k, n, p.input(), true)?;
+    let key = vec![1, b, n as u64, k as u64, bk as u64, p.code() as u64];
+    call.workspace.tensor_map(key, || input_map(p, b, &[n, k], &[pitch], &[128 / p.input().bytes(), bk]))
 }
 
 /// C's tensor map as steps 12 and 13 store it, boxes of 128 bytes x 64 rows. When C's rows are not

@@ -31,7 +31,7 @@ pub struct Step {
     pub arch: Option<&'static str>,
     /// `None`: the harness launches `sgemm(M, N, K, alpha, A, B, beta, C)` itself. `Some`: the
     /// step's own host code does, for kernels that need more than pointers (step 9: tensor
-    /// maps, a cluster launch, a K-major copy of B for TF32).
+    /// maps, a cluster launch, a split copy of A for 3xTF32).
     pub host: Option<HostFn>,
 }
 

@@ -283,7 +283,7 @@ pub fn tie_operands(shape: crate::Shape, a: &[f32], b: &[f32]) -> (Vec<f32>, Vec
     let crate::Shape { m, n, k } = shape;
     let tie = |x: f32| (tf32_rna(x) - tf32_rne(x)).abs();
     let mut left = Vec::with_capacity(2 * m * k);
-    for row in a.chunks_exact(k).take(m) {
+    for row in a.chunks_exact(k.max(1)).take(m) {
         left.extend(row.iter().map(|&x| tie(x)));
         left.extend(row.iter().map(|&x| tf32_rne(x).abs()));
     }
@@ -296,8 +296,11 @@ pub fn tie_operands(shape: crate::Shape, a: &[f32], b: &[f32]) -> (Vec<f32>, Vec
 /// unrounded inputs: the product of [`tie_operands`].
 pub fn tf32_ties(gemm: &Gemm, a: &[f32], b: &[f32]) -> Vec<f32> {
     let crate::Shape { m, n, k } = gemm.shape;
-    let (left, right) = tie_operands(gemm.shape, a, b);
     let mut ties = vec![0f32; m * n];
+    if ties.is_empty() || k == 0 {
+        return ties;
+    }
+    let (left, right) = tie_operands(gemm.shape, a, b);
     // Ties are rare: most of `dA` is 0, and so are most rows of `dB`, the lower half of `right`.
     let rows: Vec<bool> = right.chunks_exact(n.max(1)).map(|r| r.iter().any(|&y| y != 0.0)).collect();
     let mut acc = vec![0f64; n];
@@ -702,6 +705,15 @@ mod tests {
         let c = run(tol, &off);
         assert!(!c.passed() && c.bad_elements == 1, "{c}");
         assert_eq!((c.worst.unwrap().row, c.worst.unwrap().col), (i, j));
+    }
+
+    #[test]
+    fn tie_slack_of_empty_products_is_zero() {
+        for (m, n, k) in [(33, 31, 0), (31, 0, 32), (0, 5, 7)] {
+            let shape = Shape { m, n, k };
+            let (a, b) = (vec![1.0 + 2f32.powi(-11); m * k], vec![1.0 + 2f32.powi(-11); k * n]);
+            assert_eq!(tf32_ties(&Gemm::new(shape, 1.0, 0.0), &a, &b), vec![0.0; m * n], "{m}x{n}x{k}");
+        }
     }
 
     #[test]

@@ -1,16 +1,19 @@
-//! Step 13: FP32 accuracy on Hopper's tensor cores. Step 12's kernel in TF32 and 3xTF32: B goes
-//! through a K-major copy rounded to TF32 (and split into big and small parts for 3xTF32), A
-//! through registers, rounded or split there; 3xTF32 multiplies three TF32 products per term.
-//! sm_90a only.
+//! Step 13: FP32 inputs on Hopper's tensor cores, TF32 and 3xTF32. The kernel computes C^T =
+//! B^T A^T on step 12's machinery: A, K-major as wgmma wants it, from shared memory; B^T through
+//! registers, read from B's tiles as they lie. TF32: the TMA rounds both as it loads them, no
+//! instruction does. 3xTF32: a pass splits A into two TF32 planes, B is split in registers, and
+//! three TF32 products make each term. sm_90a only.
 
 use common::hopper::{self, arg, tensor_map};
 use common::host::HostCall;
+use common::precision::Elem;
 use common::rungs::{self, CHUNK_BYTES, HopperTiles};
 use common::{Launch, Precision, Result, Shape, Step, ceil_div, kernel_source};
 
 // ANCHOR: tiles
-/// TF32: step 12's tiles. 3xTF32 keeps two B planes per buffer, so its tiles are 128 wide
-/// (chosen with `examples/tune.rs`, see notes/hopper.md).
+/// The tiles of C^T (M and N swapped): `bm` columns of C per block, 64 per consumer; `bn` rows of
+/// C (one wgmma's N). TF32: 128 x 256. 3xTF32 keeps two A planes per buffer, so its tiles are
+/// 128 x 128 (chosen with `examples/tune.rs`, see notes/hopper.md).
 pub const fn tiles(p: Precision) -> HopperTiles {
     match p {
         Precision::Tf32x3 => HopperTiles { bm: 128, bn: 128, stages: 4, cluster: 2, group: 8 },
@@ -19,43 +22,47 @@ pub const fn tiles(p: Precision) -> HopperTiles {
 }
 // ANCHOR_END: tiles
 
-/// B planes per buffer: B^T rounded to TF32, and for 3xTF32 its small parts.
+/// A planes per buffer: A rounded to TF32, and for 3xTF32 its big and small parts.
 fn planes(p: Precision) -> usize {
     if p == Precision::Tf32x3 { 2 } else { 1 }
 }
 
 // ANCHOR: launch
-/// Step 12's launch, with one or two B planes per buffer and whole jobs only.
+/// Step 12's launch for C^T: jobs over (N, M), one or two A planes per buffer, whole jobs only.
 pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
     let consumers = t.bm / 64;
     let staging = consumers * 2 * CHUNK_BYTES;
-    t.launch(s, p, (t.jobs(s) * t.cluster, 1, 1), 128 * (consumers + 1) as u32, planes(p), staging).define("HALVES", 0)
+    let jobs = t.jobs(&Shape::new(s.n, s.m, s.k));
+    t.launch(s, p, (jobs * t.cluster, 1, 1), 128 * (consumers + 1) as u32, planes(p), staging).define("HALVES", 0)
 }
 // ANCHOR_END: launch
 
 // ANCHOR: host
-/// One GEMM: `prepare_b` writes B^T (rounded, and its small parts for 3xTF32) into a workspace
-/// buffer with 16-byte aligned rows; then the tensor maps of A, B^T and C, a persistent cluster
-/// launch, and C copied back when its rows needed padding for the TMA.
+/// One GEMM: the tensor maps of A (boxes of 64 rows) and of B as it lies, a persistent cluster
+/// launch, and C copied back when its rows needed padding for the TMA. 3xTF32 first has
+/// `prepare_a` split A into two planes of 16-byte aligned rows in a workspace buffer.
 fn run(call: &mut HostCall<'_>) -> Result<()> {
     let (p, gpu) = (call.precision, call.gpu);
-    let Shape { n, k, .. } = call.gemm.shape;
-    let (bm, bk, w) = (call.launch.value("BM").unwrap_or(0) as usize, HopperTiles::bk(p), p.input().bytes());
-    let a = rungs::a_map(call, bm, bk)?;
-    let planes = planes(p);
-    let ldt = k.max(1).div_ceil(hopper::TMA_ALIGN / w) * (hopper::TMA_ALIGN / w);
-    let bt = call.workspace.buffer(gpu, "B^T", ldt * n * planes * w)?;
-    if k > 0 {
-        let prepare = call.loaded.module.load_function("prepare_b")?;
-        let (ki, ni, ldti, b) = (k as i32, n as i32, ldt as i32, call.b.ptr(gpu));
-        let mut args = [arg(&ki), arg(&ni), arg(&b), arg(&bt), arg(&ldti)];
-        let grid = (ceil_div(n, 32) as u32, ceil_div(k, 32) as u32, 1);
-        hopper::launch(gpu, &prepare, grid, (256, 1, 1), 0, (1, 1, 1), &mut args)?;
-    }
-    let elem = p.input();
-    let b = call.workspace.tensor_map(vec![3, bt, n as u64, k as u64, planes as u64], || {
-        tensor_map(elem, bt, &[k, n, planes], &[ldt * w, ldt * n * w], &[bk, 64, 1])
-    })?;
+    let bk = HopperTiles::bk(p);
+    let a = if p == Precision::Tf32x3 {
+        let Shape { m, k, .. } = call.gemm.shape;
+        let w = Elem::F32.bytes();
+        let ldt = k.max(1).div_ceil(hopper::TMA_ALIGN / w) * (hopper::TMA_ALIGN / w);
+        let split = call.workspace.buffer(gpu, "A split", ldt * m * 2 * w)?;
+        if k > 0 {
+            let prepare = call.loaded.module.load_function("prepare_a")?;
+            let (mi, ki, ldti, a) = (m as i32, k as i32, ldt as i32, call.a.ptr(gpu));
+            let mut args = [arg(&mi), arg(&ki), arg(&a), arg(&split), arg(&ldti)];
+            let grid = (ceil_div(m * ldt / 4, 256) as u32, 1, 1);
+            hopper::launch(gpu, &prepare, grid, (256, 1, 1), 0, (1, 1, 1), &mut args)?;
+        }
+        call.workspace.tensor_map(vec![3, split, m as u64, k as u64], || {
+            tensor_map(Elem::F32, split, &[k, m, 2], &[ldt * w, ldt * m * w], &[bk, 64, 1])
+        })?
+    } else {
+        rungs::a_map(call, 64, bk)?
+    };
+    let b = rungs::b_map(call, bk)?;
     rungs::launch_through_c(call, &a, &b)
 }
 // ANCHOR_END: host
@@ -63,7 +70,7 @@ fn run(call: &mut HostCall<'_>) -> Result<()> {
 const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
     Step {
         name: "step13-3xtf32",
-        idea: "FP32 inputs on wgmma: A through registers, rounded to TF32 or split in two for 3xTF32",
+        idea: "FP32 inputs on wgmma: C^T = B^T A^T, the TMA rounding to TF32 or a pass splitting A for 3xTF32",
         kernel: kernel_source!("src/kernel.cu"),
         launch,
         min_cc: (9, 0),
