@@ -1,4 +1,4 @@
-// Device helpers shared by the tensor-core steps (7, 8 and 9), included as "tensor.cuh" (the
+// Device helpers shared by the tensor-core steps (7, 8 and 13), included as "tensor.cuh" (the
 // harness passes it to NVRTC from memory, like sgemm.cuh).
 #pragma once
 
@@ -52,21 +52,23 @@ __device__ __forceinline__ unsigned tf32_round(float x) {
     return fabsf(x) < __uint_as_float(0x7f800000u) ? u + 0x1000u : u;
 }
 
-// 3xTF32: x = big + small, two TF32 numbers. big is x truncated to TF32 (its 13 low bits
-// cleared); small is the rest, rounded to TF32. Then big*big + big*small + small*big is a*b to
-// within 2^-19 |a b|: the dropped small*small is below 2^-20 |a b|, each rounding of a small part
-// below 2^-21 |x|. Truncating (not rounding) big leaves small with x's sign, so that an infinite
-// operand makes all three products infinities of one sign, as in SGEMM. Where the rest is 0 (x
-// fits in TF32) or NaN (x is infinite), small is the smallest normal float with x's sign instead:
-// an infinity on the other side then gives inf, not inf * 0 = NaN, at a cost of at most
-// 2^-126 |other| per product. x = 0 keeps small = 0 (0 * inf is NaN in SGEMM too), and a NaN x
-// keeps a NaN small (its big part may read as infinite: the TF32 tensor cores drop the low bits).
-// (Step 8 splits the same way in five instructions, in its kernel.)
+// ANCHOR: split
+// 3xTF32: x = big + small, two TF32 numbers, in five instructions. big is x with its 13 low
+// bits cleared (truncated, so the rest keeps x's sign); small is the rest's magnitude rounded
+// by adding half of TF32's last place (the tensor cores drop the low bits), with x's sign, and
+// at least the smallest normal float: where the rest is 0 (x fits in TF32) or NaN (x infinite:
+// inf - inf, which fmaxf drops), an infinity in the other operand then gives inf, not
+// 0 * inf = NaN, at a cost of at most 2^-126 |other|. A NaN x has a NaN big (unless its payload
+// lies in the 13 low bits alone). Then big*big + big*small + small*big is a*b to within
+// 2^-19 |a b|: the dropped small*small is below 2^-20 |a b|, each rounding of a small part below
+// 2^-21 |x|. Steps 8 and 13 split every element of B in registers, in each warp that loads it,
+// so the fewest instructions matter.
 __device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& small) {
-    big = __float_as_uint(x) & 0xffffe000u;
-    const float rest = x - __uint_as_float(big);
-    const bool tiny = (rest == 0.0f && x != 0.0f) || isinf(x);
-    small = tiny ? __float_as_uint(copysignf(1.17549435e-38f, x)) : tf32(rest);
+    const unsigned u = __float_as_uint(x);
+    big = u & 0xffffe000u;
+    const float rest = fmaxf(fabsf(x - __uint_as_float(big)), 1.17549435e-38f);
+    small = (__float_as_uint(rest) + 0x1000u) | (u & 0x80000000u);
 }
+// ANCHOR_END: split
 // ANCHOR_END: tf32
 #endif

@@ -123,23 +123,6 @@ __device__ __forceinline__ double lds_f64(unsigned addr) {
     return v;
 }
 
-// ANCHOR: split
-// 3xTF32: x = big + small, two TF32 numbers, in five instructions. big is x with its 13 low
-// bits cleared (truncated, so the rest keeps x's sign); small is the rest's magnitude rounded
-// by adding half of TF32's last place (the tensor cores drop the low bits), with x's sign, and
-// at least the smallest normal float: where the rest is 0 (x fits in TF32) or NaN (x infinite:
-// inf - inf, which fmaxf drops), an infinity in the other operand then gives inf, not
-// 0 * inf = NaN, at a cost of at most 2^-126 |other|. A NaN x has a NaN big (unless its payload
-// lies in the 13 low bits alone). Every element of B is split by each warp that loads it, every
-// element of A once per block (below), so the fewest instructions matter.
-__device__ __forceinline__ void split(float x, unsigned& big, unsigned& small) {
-    const unsigned u = __float_as_uint(x);
-    big = u & 0xffffe000u;
-    const float rest = fmaxf(fabsf(x - __uint_as_float(big)), 1.17549435e-38f);
-    small = (__float_as_uint(rest) + 0x1000u) | (u & 0x80000000u);
-}
-// ANCHOR_END: split
-
 // ANCHOR: copy
 // The copies of one operand, global -> shared, K-tile after K-tile: ROWS x COLS tiles of the
 // row-major matrix G (rows_total x cols_total), stored swizzled as A or B, zeros outside G.
@@ -183,7 +166,7 @@ struct TileCopy {
             const elem_t v = in ? G[(row0 + tr) * cols_total + col0 + tc] : elem_t(0);
             if constexpr (P::split && IS_A) {
                 unsigned big, small;
-                split(v, big, small);
+                split_tf32(v, big, small);
                 sts(S + at(tr, tc, ROW_BYTES, x(tr)), __uint_as_float(big));
                 sts(S + A_SMALL + at(tr, tc, ROW_BYTES, x(tr)), __uint_as_float(small));
                 continue;
@@ -203,7 +186,7 @@ struct TileCopy {
             asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                          : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]) : "r"(addr));
 #pragma unroll
-            for (int e = 0; e < 4; ++e) split(__uint_as_float(v[e]), big[e], small[e]);
+            for (int e = 0; e < 4; ++e) split_tf32(__uint_as_float(v[e]), big[e], small[e]);
             asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(big[0]), "r"(big[1]),
                          "r"(big[2]), "r"(big[3]));
             asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr + A_SMALL), "r"(small[0]),
@@ -304,7 +287,7 @@ __device__ __forceinline__ void load_b(F& f0, F& f1, unsigned Bs, int k0, int n0
             for (int v = 0; v < MMA_K / 4; ++v) {
                 const unsigned addr = col + (k0 + 4 * v) * ROW_B;
                 if constexpr (PREC == FP64) f.x[v] = lds_f64(addr);
-                else if constexpr (P::split) split(lds_f32(addr), f.big[v], f.small[v]);
+                else if constexpr (P::split) split_tf32(lds_f32(addr), f.big[v], f.small[v]);
                 else f.x[v] = tf32_round(lds_f32(addr));
             }
         };

@@ -68,26 +68,33 @@ extern "C" __global__ void __launch_bounds__(256) prepare_a(int M, int K, const 
 
 // ANCHOR: load_b
 // Row r of a warp's 16 accumulator rows (g = r % 8, h = r / 8) stands for column col_of(w, g, h)
-// of the consumer's 64 columns of C. Any order works if the epilogue uses it too; this one spreads
-// a warp's loads over all 32 banks of the swizzled tile (16-byte unit u of row k at u ^ k % 8).
+// of the consumer's 64 columns of C. Any order works if the epilogue uses it too. In this one rows
+// g and g + 8 are neighbouring columns, so that one 8-byte load fetches both; and the 16 lanes of
+// a half-warp (which shared memory serves together for 8-byte loads) read 16 different 8-byte
+// slots of the 32 banks (16-byte unit u of row k lies at u ^ k % 8): t picks the unit's two low
+// bits through k, g % 4 its high bit and the slot within it.
 __device__ __forceinline__ int col_of(int warp, int g, int h) {
-    return 32 * (warp / 2) + 16 * (g / 4) + 8 * (warp % 2) + 4 * h + g % 4;
+    return 32 * (warp / 2) + 16 * (g / 2 % 2) + 8 * (warp % 2) + 4 * (g / 4) + 2 * (g % 2) + h;
 }
-// This warp's 16 columns of B^T, 8 k per step, as mma.m16n8k8 holds A: rows g and g + 8, k = t
-// and t + 4 (g = lane / 4, t = lane % 4). TF32: as the TMA rounded them (big); 3xTF32: split
-// (big + small).
+// This warp's 16 columns of B^T, 8 k per step, as mma.m16n8k8 holds A: rows g and g + 8 (registers
+// 2j and 2j + 1), k = t + 4j (g = lane / 4, t = lane % 4). TF32: as the TMA rounded them (big);
+// 3xTF32: split (big + small).
 __device__ __forceinline__ void load_b(unsigned b, unsigned (&big)[KSTEPS][4], unsigned (&small)[KSTEPS][4]) {
     const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const int c = col_of(warp, g, 0);
 #pragma unroll
     for (int kk = 0; kk < KSTEPS; ++kk)
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            const int c = col_of(warp, g, i % 2), k = 8 * kk + t + 4 * (i / 2);
+        for (int j = 0; j < 2; ++j) {
+            const int k = 8 * kk + t + 4 * j;
             const unsigned at = b + c / 32 * B_BOX + k * ROW + ((c % 32 / 4) ^ (k % 8)) * 16 + c % 4 * 4;
-            float x;
-            asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(x) : "r"(at));
-            if constexpr (P::split) split_tf32(x, big[kk][i], small[kk][i]);
-            else big[kk][i] = __float_as_uint(x);
+            float x[2];
+            asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(x[0]), "=f"(x[1]) : "r"(at));
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                if constexpr (P::split) split_tf32(x[h], big[kk][2 * j + h], small[kk][2 * j + h]);
+                else big[kk][2 * j + h] = __float_as_uint(x[h]);
+            }
         }
 }
 // The compiler does not know that a wgmma reads its register operands after the instruction has
@@ -213,14 +220,20 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
     } else {
         // ANCHOR: consumer
         setmaxnreg_inc<232>();
-        const int consumer = wg - 1;
+        // Issue slots are what 3xTF32's loop runs short of: the consumer's number goes through a
+        // shuffle, so that the compiler knows every lane has the same and keeps what depends on
+        // it in uniform registers, and A's descriptors are buffer 0's plus constant offsets (in
+        // the descriptor's 16-byte units), not rebuilt from addresses for every wgmma.
+        const int consumer = __shfl_sync(0xffffffff, wg - 1, 0);
         const unsigned stage = smem + STAGES * STAGE_BYTES + consumer * 2 * CHUNK_BYTES;
+        const unsigned long long a0 = descriptor(a_tile(0), 16, 1024);
         auto release = [&](int s) {
             if (tid == 0)
                 for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(smem_addr(&empty[s]), r);
         };
         float d[BN / 2];
-        int it = 0, rounds = 0;
+        unsigned it = 0;  // buffers used so far, as the producer counts them
+        int rounds = 0;
         for (int u = first; u < jobs.units; u += stride) {
             const Work w = jobs.unit(u, N, M, rank);
 #pragma unroll
@@ -230,13 +243,13 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 // two), so tile t+1's load while tile t's wgmma still read theirs.
                 unsigned rb0[KSTEPS][4], rb1[KSTEPS][4];
                 auto tile = [&](int t, unsigned (&rb)[KSTEPS][4], unsigned (&previous)[KSTEPS][4]) {
-                    const int s = it % STAGES;
+                    const unsigned s = it % STAGES;
                     mbar_wait(smem_addr(&full[s]), (it / STAGES) % 2);
-                    const unsigned a = a_tile(s);
+                    const unsigned long long a = a0 + s * STAGE_BYTES / 16;
                     load_b(b_tile(s) + consumer * 2 * B_BOX, rb, rb);
                     wgmma_fence();
 #pragma unroll
-                    for (int kk = 0; kk < KSTEPS; ++kk) wgmma_tf32<BN>(d, rb[kk], descriptor(a + kk * 32, 16, 1024));
+                    for (int kk = 0; kk < KSTEPS; ++kk) wgmma_tf32<BN>(d, rb[kk], a + kk * 32 / 16);
                     wgmma_commit();
                     wgmma_wait<1>();  // tile t-1 done: its buffer and its registers are free
                     keep(previous);
@@ -266,13 +279,12 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 // Tile t from set (rb, sb); the next tile, if any, into set (rn, sn).
                 auto tile = [&](int t, unsigned (&rb)[KSTEPS][4], unsigned (&sb)[KSTEPS][4],
                                 unsigned (&rn)[KSTEPS][4], unsigned (&sn)[KSTEPS][4]) {
-                    const int s = it % STAGES;
-                    const unsigned a = a_tile(s);
+                    const unsigned s = it % STAGES;
+                    const unsigned long long a = a0 + s * STAGE_BYTES / 16;
                     wgmma_fence();
 #pragma unroll
                     for (int kk = 0; kk < KSTEPS; ++kk) {
-                        const unsigned long long big = descriptor(a + kk * 32, 16, 1024);
-                        const unsigned long long small = descriptor(a + A_BYTES + kk * 32, 16, 1024);
+                        const unsigned long long big = a + kk * 32 / 16, small = a + (A_BYTES + kk * 32) / 16;
                         wgmma_tf32<BN>(dt, sb[kk], big, kk > 0);  // the small products first; kk = 0 starts dt afresh
                         wgmma_tf32<BN>(dt, rb[kk], small);
                         wgmma_tf32<BN>(dt, rb[kk], big);

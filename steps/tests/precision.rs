@@ -2,13 +2,16 @@
 //! TF32, FP16 or BF16 inputs, or FP32 products cut to 16 bits) must fail the FP32 check at
 //! every K from 64 to the suite's largest, on random data and on every precision probe, while
 //! the FP32 steps and 3xTF32 pass. The `table` trial prints, per K, the bound and every
-//! kernel's error (the figures of `notes/precision.md`). Without NVRTC the compile trials are
-//! ignored, without a GPU the rest.
+//! kernel's error (the figures of `notes/precision.md`). The `tf32-ties` trials pin the rule by
+//! which each TF32 kernel rounds an input that lies exactly between two TF32 values. Without
+//! NVRTC the compile trials are ignored, without a GPU the rest.
 
 use common::check::{Prepared, Verified};
 use common::cli::with_defines;
 use common::compile::compile;
 use common::device::{Gpu, nvrtc_present};
+use common::matrix::DeviceMatrix;
+use common::precision::{tf32_rna, tf32_rne};
 use common::probe::probes;
 use common::reference::Cublas;
 use common::runner::Runner;
@@ -151,6 +154,61 @@ fn table() -> Result<(), Failed> {
     Ok(())
 }
 
+/// A rounding rule of FP32 to TF32, by name.
+type Rule = (&'static str, fn(f32) -> f32);
+const TO_EVEN: Rule = ("to even", tf32_rne);
+const AWAY: Rule = ("away from zero", tf32_rna);
+
+/// Every TF32 kernel and the rule it rounds a tie by: steps 7 and 8 round in registers with
+/// `cvt.rna` (away from zero), step 13 has the TMA round as it loads, as cuBLAS does (to even).
+const TIE_RULES: [(&Step, Rule); 3] =
+    [(&step07_wmma::TF32, AWAY), (&step08_mma_ldmatrix::TF32, AWAY), (&step13_3xtf32::TF32, TO_EVEN)];
+
+/// `step` on A of exact ties (FP32 values halfway between two TF32 values, half of them with an
+/// even and half with an odd last kept bit) times B = the identity: C is A rounded, element by
+/// element, and must be exactly `rule`'s rounding, not the other rule's.
+fn ties_follow(step: &'static Step, (name, rule): Rule) -> Result<(), Failed> {
+    let (gpu, _) = shared().map_err(|e| e.to_string())?;
+    let e = |e: common::Error| e.to_string();
+    let (m, k) = (67, 72);
+    let mut rng = data::Rng::new(data::fresh_seed());
+    // Sign, an exponent for magnitudes in [0.5, 4), 10 random kept mantissa bits, then the
+    // 13 dropped bits exactly at the halfway point.
+    let a: Vec<f32> = (0..m * k)
+        .map(|_| {
+            let r = rng.next_u64();
+            let (sign, exp, kept) = ((r & 1) as u32, 126 + (r >> 1) as u32 % 3, (r >> 8) as u32 & 0x3ff);
+            f32::from_bits(sign << 31 | exp << 23 | kept << 13 | 0x1000)
+        })
+        .collect();
+    let b: Vec<f32> = (0..k * k).map(|i| if i / k == i % k { 1.0 } else { 0.0 }).collect();
+    let elem = step.precision.input();
+    let (da, db) =
+        (DeviceMatrix::guarded(&gpu, &a, elem, 0).map_err(e)?, DeviceMatrix::guarded(&gpu, &b, elem, 0).map_err(e)?);
+    let mut c = DeviceMatrix::guarded(&gpu, &vec![f32::NAN; m * k], step.precision.output(), 0).map_err(e)?;
+    let mut runner = Runner::new(&gpu, step, None).map_err(e)?;
+    runner.run(&Gemm::new(Shape::new(m, k, k), 1.0, 0.0), &da, &db, &mut c).map_err(e)?;
+    let got = c.download(&gpu).map_err(e)?;
+    let (other_name, other) = if name == TO_EVEN.0 { AWAY } else { TO_EVEN };
+    let (mut ours, mut theirs, mut neither) = (0, 0, 0);
+    for (&x, &g) in a.iter().zip(&got) {
+        match (g == rule(x) as f64, g == other(x) as f64) {
+            (true, _) => ours += 1,
+            (false, true) => theirs += 1,
+            (false, false) => neither += 1,
+        }
+    }
+    if ours != a.len() {
+        return Err(format!(
+            "{}: of {} ties, {ours} rounded {name}, {theirs} {other_name}, {neither} neither",
+            step.id(),
+            a.len()
+        )
+        .into());
+    }
+    Ok(())
+}
+
 fn fixture_compiles(round: i64, arch: &str) -> Result<(), Failed> {
     let launch = with_defines((step01_naive::STEP.launch)(&Shape::cube(64)), &[("ROUND", round)]);
     compile(&fixture(), &launch.defines, arch).map_err(|e| e.to_string())?;
@@ -185,6 +243,19 @@ fn main() -> std::process::ExitCode {
             Trial::test(format!("{name}/fails-probes"), move || fixture_fails_probes(round))
                 .with_kind("gpu")
                 .with_ignored_flag(no_gpu.is_some()),
+        );
+    }
+    let cc = shared().ok().map(|(gpu, _)| gpu.cc);
+    for (step, rule) in TIE_RULES {
+        // A step this GPU cannot run (step 13 before Hopper) is ignored, like the GPU trials
+        // on a machine without one.
+        let runs = cc.is_some_and(|cc| cc >= step.min_cc);
+        trials.push(
+            Trial::test(format!("tf32-ties/{}-rounds-{}", step.id(), rule.0.replace(' ', "-")), move || {
+                ties_follow(step, rule)
+            })
+            .with_kind("gpu")
+            .with_ignored_flag(!runs),
         );
     }
     trials.push(Trial::test("table", table).with_kind("gpu").with_ignored_flag(no_gpu.is_some()));
