@@ -159,8 +159,9 @@ type Rule = (&'static str, fn(f32) -> f32);
 const TO_EVEN: Rule = ("to even", tf32_rne);
 const AWAY: Rule = ("away from zero", tf32_rna);
 
-/// Every TF32 kernel and the rule it rounds a tie by: steps 7 and 8 round in registers with
-/// `cvt.rna` (away from zero), step 13 has the TMA round as it loads, as cuBLAS does (to even).
+/// Every TF32 kernel and the rule it rounds a tie by: steps 7 (WMMA's conversion) and 8
+/// (`tf32_round`) round in registers, away from zero; step 13 has the TMA round as it loads, as
+/// cuBLAS does, to even.
 const TIE_RULES: [(&Step, Rule); 3] =
     [(&step07_wmma::TF32, AWAY), (&step08_mma_ldmatrix::TF32, AWAY), (&step13_3xtf32::TF32, TO_EVEN)];
 
