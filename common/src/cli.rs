@@ -5,8 +5,8 @@
 use crate::check::Prepared;
 use crate::compile::{KernelSource, nvrtc_version};
 use crate::device::Gpu;
-use crate::lt::time_cublas_configs;
 use crate::lt::{CublasConfig, CublasLt};
+use crate::lt::{compare_with_configs, usable_configs};
 use crate::reference::{CUBLAS_MATH, Cublas};
 use crate::roofline::Floors;
 use crate::runner::Runner;
@@ -272,11 +272,16 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
         println!("nothing to time: the product has no FLOPs");
         return Ok(true);
     }
-    let cmp = compare_prepared(&mut runner, &cublas, &prepared, TimingPlan::default())?;
-    if CublasConfig::for_precision(step.precision).len() > 1 {
+    // The kernel, cuBLAS and (tensor-core precisions) every other cuBLAS configuration, in turn.
+    let plan = TimingPlan::default();
+    let (cmp, configs) = if CublasConfig::for_precision(step.precision).len() > 1 {
         let mut lt = CublasLt::new(&gpu)?;
-        let configs =
-            time_cublas_configs(&gpu, &cublas, &mut lt, &prepared, TimingPlan::default(), true, &mut Vec::new())?;
+        let configs = usable_configs(&gpu, &cublas, &mut lt, &prepared, true, &mut Vec::new())?;
+        compare_with_configs(&mut runner, &cublas, &mut lt, &prepared, plan, &configs)?
+    } else {
+        (compare_prepared(&mut runner, &cublas, &prepared, plan)?, Vec::new())
+    };
+    if configs.len() > 1 {
         let all: Vec<String> = configs
             .iter()
             .map(|(c, t)| {

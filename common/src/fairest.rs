@@ -1,47 +1,19 @@
 //! The fairest reference: every way a user can ask cuBLAS for one GEMM on this GPU.
 //! `cublasGemmEx` and each of cuBLASLt's top heuristic algorithms (with a workspace), with C in
 //! FP32 and, for FP16 and BF16, in the inputs' 16-bit type (what `torch.matmul` returns). Each is
-//! checked once and then timed both ways, one at a time behind the gate ([`time_runs`], how the
-//! ladder times) and back to back ([`time_back_to_back`], how criterion and PyTorch's benchmarks
-//! time), in rounds that interleave them with the rungs they are compared with, so that the
-//! GPU's clock, which drifts with its temperature over seconds of tensor-core work, treats them
-//! alike. `cargo xtask references` records them beside the top rungs and PyTorch's `torch.matmul`.
+//! checked once and then timed both ways ([`Method`]), one at a time behind the gate (how the
+//! ladder times) and back to back (how criterion and PyTorch's benchmarks time), in turn with the
+//! rungs they are compared with, sample by sample, so that the GPU's clock, which drifts over
+//! seconds of tensor-core work, treats them alike. `cargo xtask references` records them beside
+//! the top rungs and PyTorch's `torch.matmul`.
 
 use crate::check::Prepared;
 use crate::device::{Gpu, sync};
 use crate::lt::CublasLt;
 use crate::matrix::DeviceMatrix;
 use crate::reference::Cublas;
-use crate::timing::{Timing, TimingPlan, time_back_to_back, time_runs};
+use crate::timing::{Method, Timing, TimingPlan, time_in_turn};
 use crate::{Error, Result};
-
-/// The two timing methods.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Method {
-    /// One run between two events, queued behind the gate, the GPU idle before and after.
-    OneAtATime,
-    /// [`crate::timing::BATCH`] runs between two events, queued behind the gate.
-    BackToBack,
-}
-
-impl Method {
-    pub const BOTH: [Method; 2] = [Method::OneAtATime, Method::BackToBack];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Method::OneAtATime => "one at a time",
-            Method::BackToBack => "back to back",
-        }
-    }
-
-    /// Times `launch` with this method.
-    pub fn time(self, gpu: &Gpu, plan: TimingPlan, launch: impl FnMut() -> Result<()>) -> Result<Timing> {
-        match self {
-            Method::OneAtATime => time_runs(gpu, plan, launch),
-            Method::BackToBack => time_back_to_back(gpu, plan, launch),
-        }
-    }
-}
 
 /// Which door into cuBLAS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,22 +82,14 @@ pub fn checked_calls(gpu: &Gpu, blas: &Cublas, lt: &mut CublasLt, p: &Prepared, 
     Ok((ok, wrong))
 }
 
-/// Times every contender (a closure that queues one run of it) with both methods, in `rounds`
-/// rounds that go through all of them in turn; each contender's time is the median of its rounds'
-/// medians. Returns [one at a time, back to back] per contender.
-pub fn interleaved(
+/// Times every contender (a closure that queues one run of it) with both methods, each method in
+/// turn ([`time_in_turn`]): one sample of each contender, round after round. Returns [one at a
+/// time, back to back] per contender.
+pub fn both_ways(
     gpu: &Gpu,
     plan: TimingPlan,
-    rounds: usize,
     contenders: &mut [&mut dyn FnMut() -> Result<()>],
 ) -> Result<Vec<[Timing; 2]>> {
-    let mut samples = vec![[Vec::new(), Vec::new()]; contenders.len()];
-    for _ in 0..rounds {
-        for (run, s) in contenders.iter_mut().zip(&mut samples) {
-            for (m, method) in Method::BOTH.into_iter().enumerate() {
-                s[m].push(method.time(gpu, plan, &mut **run)?.median_ms);
-            }
-        }
-    }
-    Ok(samples.into_iter().map(|[a, b]| [Timing::from_samples(a), Timing::from_samples(b)]).collect())
+    let [one, batch] = Method::BOTH.map(|m| time_in_turn(gpu, plan, m, contenders));
+    Ok(one?.into_iter().zip(batch?).map(|(a, b)| [a, b]).collect())
 }

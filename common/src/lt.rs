@@ -10,11 +10,13 @@ use crate::matrix::DeviceMatrix;
 use crate::precision::{Elem, Precision};
 use crate::problem::{Gemm, Shape};
 use crate::reference::Cublas;
-use crate::timing::{Timing, TimingPlan, time_runs};
+use crate::runner::Runner;
+use crate::timing::{Comparison, Method, Timing, TimingPlan, time_in_turn};
 use crate::{Error, Result};
 use cudarc::cublaslt::result as lt;
 use cudarc::cublaslt::sys;
 use cudarc::driver::{CudaSlice, DevicePtr};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::c_void;
 
@@ -261,40 +263,28 @@ impl CublasLt {
         }
     }
 }
-/// cuBLAS through each configuration recorded for the precision ([`CublasConfig::for_precision`])
-/// on a prepared problem. With `check`, each is checked once first (a 16-bit C only for a relative
-/// error under 1%, what its rounding allows), and one that computes something else is added to
-/// `left_out` with a note; those in `left_out` are never timed. A sweep checks once per problem
-/// and times again next to every kernel.
-pub fn time_cublas_configs(
+/// The configurations recorded for `p`'s precision ([`CublasConfig::for_precision`]) that are
+/// to be timed: those not in `left_out`. With `check`, each is run once first and checked (a
+/// 16-bit C only for a relative error under 1%, what its rounding allows), and one that computes
+/// something else is added to `left_out` with a note. A sweep checks once per problem.
+pub fn usable_configs(
     gpu: &Gpu,
     blas: &Cublas,
     lt: &mut CublasLt,
     p: &Prepared,
-    plan: TimingPlan,
     check: bool,
     left_out: &mut Vec<CublasConfig>,
-) -> Result<Vec<(CublasConfig, Timing)>> {
-    let (ca, cb) = p.cublas_inputs();
-    let mut c = p.fresh_c(gpu, 0)?;
-    let mut c16 = DeviceMatrix::guarded(gpu, &p.inputs.c0, p.precision.input(), 0)?;
-    let mut out = Vec::new();
+) -> Result<Vec<CublasConfig>> {
+    let mut usable = Vec::new();
     for &config in CublasConfig::for_precision(p.precision) {
         if left_out.contains(&config) {
             continue;
         }
-        let mut run = |c: &mut DeviceMatrix, c16: &mut DeviceMatrix| match config {
-            CublasConfig::GemmEx => blas.gemm(gpu, p.precision, &p.gemm, ca, cb, c),
-            CublasConfig::Lt => lt.matmul(gpu, p.precision, &p.gemm, ca, cb, c),
-            CublasConfig::Lt16BitC => lt.matmul(gpu, p.precision, &p.gemm, ca, cb, c16),
-        };
         if check {
-            let mut fresh = p.fresh_c(gpu, 0)?;
-            let mut fresh16 = DeviceMatrix::guarded(gpu, &p.inputs.c0, p.precision.input(), 0)?;
-            run(&mut fresh, &mut fresh16)?;
+            let mut c = output_for(gpu, p, config)?;
+            run_config(gpu, blas, lt, p, config, &mut c)?;
             sync(gpu, config.label())?;
-            let got = if config == CublasConfig::Lt16BitC { fresh16.download(gpu)? } else { fresh.download(gpu)? };
-            let v = p.check_result(&got);
+            let v = p.check_result(&c.download(gpu)?);
             let ok = if config == CublasConfig::Lt16BitC { v.vs_cublas.rel_frobenius < 1e-2 } else { v.passed() };
             if !ok {
                 // Left out, and said so: a reference that computes something else is no reference
@@ -304,7 +294,103 @@ pub fn time_cublas_configs(
                 continue;
             }
         }
-        out.push((config, time_runs(gpu, plan, || run(&mut c, &mut c16))?));
+        usable.push(config);
     }
-    Ok(out)
+    Ok(usable)
+}
+
+/// A fresh C for `config`: the precision's output type, or its 16-bit input type.
+fn output_for(gpu: &Gpu, p: &Prepared, config: CublasConfig) -> Result<DeviceMatrix> {
+    match config {
+        CublasConfig::Lt16BitC => DeviceMatrix::guarded(gpu, &p.inputs.c0, p.precision.input(), 0),
+        _ => p.fresh_c(gpu, 0),
+    }
+}
+
+fn run_config(
+    gpu: &Gpu,
+    blas: &Cublas,
+    lt: &mut CublasLt,
+    p: &Prepared,
+    config: CublasConfig,
+    c: &mut DeviceMatrix,
+) -> Result<()> {
+    let (a, b) = p.cublas_inputs();
+    match config {
+        CublasConfig::GemmEx => blas.gemm(gpu, p.precision, &p.gemm, a, b, c),
+        CublasConfig::Lt | CublasConfig::Lt16BitC => lt.matmul(gpu, p.precision, &p.gemm, a, b, c),
+    }
+}
+
+/// Configurations with their timings.
+pub type Configs = Vec<(CublasConfig, Timing)>;
+
+/// `kernel` (when given) and each of `configs` on a prepared problem, timed in turn one run at a
+/// time ([`time_in_turn`]), each writing its own C.
+pub fn time_configs(
+    gpu: &Gpu,
+    blas: &Cublas,
+    lt: &mut CublasLt,
+    p: &Prepared,
+    plan: TimingPlan,
+    configs: &[CublasConfig],
+    kernel: Option<&mut dyn FnMut() -> Result<()>>,
+) -> Result<(Option<Timing>, Configs)> {
+    let lt = RefCell::new(lt);
+    let mut runs: Vec<Box<dyn FnMut() -> Result<()> + '_>> = Vec::new();
+    for &config in configs {
+        let (mut c, lt) = (output_for(gpu, p, config)?, &lt);
+        runs.push(Box::new(move || run_config(gpu, blas, &mut lt.borrow_mut(), p, config, &mut c)));
+    }
+    let given = kernel.is_some();
+    let mut contenders: Vec<&mut dyn FnMut() -> Result<()>> = Vec::new();
+    if let Some(k) = kernel {
+        contenders.push(k);
+    }
+    for r in runs.iter_mut() {
+        contenders.push(&mut **r);
+    }
+    let mut times = time_in_turn(gpu, plan, Method::OneAtATime, &mut contenders)?.into_iter();
+    let kernel = if given { times.next() } else { None };
+    Ok((kernel, configs.iter().copied().zip(times).collect()))
+}
+
+/// Each usable configuration ([`usable_configs`]) timed in turn ([`time_configs`]).
+pub fn time_cublas_configs(
+    gpu: &Gpu,
+    blas: &Cublas,
+    lt: &mut CublasLt,
+    p: &Prepared,
+    plan: TimingPlan,
+    check: bool,
+    left_out: &mut Vec<CublasConfig>,
+) -> Result<Vec<(CublasConfig, Timing)>> {
+    let configs = usable_configs(gpu, blas, lt, p, check, left_out)?;
+    Ok(time_configs(gpu, blas, lt, p, plan, &configs, None)?.1)
+}
+
+/// The kernel of `runner` against cuBLAS on a prepared problem, timed in turn with `configs`: the
+/// comparison against `cublasGemmEx` (the ladder's "% of cuBLAS", timed whether or not it is
+/// among `configs`), and each of `configs`. One timing of each call, so the step binary's table
+/// and its line of configurations show the same `cublasGemmEx`.
+pub fn compare_with_configs(
+    runner: &mut Runner,
+    blas: &Cublas,
+    lt: &mut CublasLt,
+    p: &Prepared,
+    plan: TimingPlan,
+    configs: &[CublasConfig],
+) -> Result<(Comparison, Configs)> {
+    let gpu = runner.gpu.clone();
+    let mut all = configs.to_vec();
+    if !all.contains(&CublasConfig::GemmEx) {
+        all.insert(0, CublasConfig::GemmEx);
+    }
+    let mut c = p.fresh_c(&gpu, 0)?;
+    let mut kernel = || runner.run(&p.gemm, &p.a, &p.b, &mut c);
+    let (kernel, timed) = time_configs(&gpu, blas, lt, p, plan, &all, Some(&mut kernel))?;
+    let cublas = timed.iter().find(|(c, _)| *c == CublasConfig::GemmEx).map(|(_, t)| *t);
+    let (Some(kernel), Some(cublas)) = (kernel, cublas) else { unreachable!("the kernel and cublasGemmEx were timed") };
+    let timed = timed.into_iter().filter(|(c, _)| configs.contains(c)).collect();
+    Ok((Comparison { gemm: p.gemm, kernel, cublas }, timed))
 }

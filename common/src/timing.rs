@@ -1,5 +1,6 @@
 //! Timing with CUDA events: repeated runs, each queued behind the gate so that the events time the
-//! GPU's work, the median; and a kernel against cuBLAS on the same problem in the same process.
+//! GPU's work, the median; contenders timed in turn; and a kernel against cuBLAS on the same
+//! problem in the same process.
 
 use crate::check::Prepared;
 use crate::device::{Gpu, sync};
@@ -35,11 +36,17 @@ impl Timing {
     }
 }
 
-/// How long to warm up and to measure.
+/// How long to settle and to measure.
 #[derive(Clone, Copy, Debug)]
 pub struct TimingPlan {
-    pub warmup: Duration,
+    /// Untimed runs of a contender before each of its turns, so that the GPU's clock has followed
+    /// it there (the first turn's also load modules and cuBLAS's heuristics).
+    pub settle: Duration,
+    /// Timed runs of a contender, over all its turns.
     pub measure: Duration,
+    /// Turns of each contender, when there are several.
+    pub rounds: usize,
+    /// Samples of a contender, at least and at most, over all its turns.
     pub min_reps: usize,
     pub max_reps: usize,
 }
@@ -47,78 +54,105 @@ pub struct TimingPlan {
 impl Default for TimingPlan {
     fn default() -> Self {
         TimingPlan {
-            warmup: Duration::from_millis(100),
+            settle: Duration::from_millis(100),
             measure: Duration::from_millis(500),
-            min_reps: 5,
+            rounds: 4,
+            min_reps: 8,
             max_reps: 200,
         }
     }
 }
 
-/// Times `launch` (which enqueues one run) with CUDA events around each run: warm-up
-/// first (module load, cuBLAS heuristics and clocks settle), then runs until the time
-/// budget or the repetition cap is reached. Returns the median. Each timed run is queued
-/// behind the [gate](crate::gate), so the events time the GPU's work, not the host's.
-pub fn time_runs(gpu: &Gpu, plan: TimingPlan, mut launch: impl FnMut() -> Result<()>) -> Result<Timing> {
-    let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-    let stop = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-    let gate = crate::gate::of(gpu)?;
-    let t0 = Instant::now();
-    let mut warm = 0;
-    while warm < 2 || t0.elapsed() < plan.warmup {
-        launch()?;
-        sync(gpu, "a warm-up run")?;
-        warm += 1;
-    }
-    let t1 = Instant::now();
-    let mut samples = Vec::new();
-    while samples.len() < plan.min_reps || (t1.elapsed() < plan.measure && samples.len() < plan.max_reps) {
-        gate.close(gpu)?;
-        start.record(&gpu.stream)?;
-        let queued = launch();
-        stop.record(&gpu.stream)?;
-        gate.open();
-        queued?;
-        let ms = start.elapsed_ms(&stop).map_err(|e| Error::Cuda(format!("a timed run failed: {e}")))?;
-        gate.check()?;
-        samples.push(ms as f64);
-    }
-    Ok(Timing::from_samples(samples))
+/// The two ways a sample is taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// One run between two events, queued behind the gate, the GPU idle before and after.
+    OneAtATime,
+    /// [`BATCH`] runs between two events, queued behind the gate, the sample being their mean:
+    /// how criterion and PyTorch's benchmarks time. A run starts while the previous one drains
+    /// its last wave, and the GPU never idles between runs.
+    BackToBack,
 }
 
-/// Runs per sample of [`time_back_to_back`].
+/// Runs per sample of [`Method::BackToBack`].
 pub const BATCH: usize = 20;
 
-/// Times `launch` the way criterion and PyTorch's benchmarks do: [`BATCH`] runs queued back to
-/// back between two events, the sample being their mean. The batch is queued behind the gate, so
-/// the host's launches are not timed either; what differs from [`time_runs`] is that a run starts
-/// while the previous one drains its last wave, and the GPU never idles between runs. Returns the
-/// median of the per-run means.
-pub fn time_back_to_back(gpu: &Gpu, plan: TimingPlan, mut launch: impl FnMut() -> Result<()>) -> Result<Timing> {
+impl Method {
+    pub const BOTH: [Method; 2] = [Method::OneAtATime, Method::BackToBack];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Method::OneAtATime => "one at a time",
+            Method::BackToBack => "back to back",
+        }
+    }
+
+    fn runs(self) -> usize {
+        match self {
+            Method::OneAtATime => 1,
+            Method::BackToBack => BATCH,
+        }
+    }
+}
+
+/// Times contenders (closures that each queue one run) in turns, with CUDA events. A turn is
+/// `plan.settle` of untimed runs of one contender, then its share of the samples (`plan.measure`
+/// split over `plan.rounds` turns); the contenders take turns, round after round, each round
+/// starting one contender further on. Every sample is queued behind the [gate](crate::gate), so
+/// the events time the GPU's work, not the host's. Returns each contender's median.
+///
+/// Why turns, and why the settling: the clock is the largest term. Under seconds of tensor-core
+/// work the GPU sits at its power cap and its clock drifts, so contenders timed one after the
+/// other meet different clocks (the same cuBLAS call moved by up to 10% within one process);
+/// turns give each the same drift. And the clock follows the work within 20-100 ms: right after
+/// FP16 tensor-core GEMMs an FP32 SGEMM ran 34% slower for its first 10 ms, and an FP16 GEMM
+/// after SGEMMs 14% faster (`notes/hopper.md`). A sample taken right after another contender's
+/// would be timed at that contender's clock, so each turn settles first.
+pub fn time_in_turn(
+    gpu: &Gpu,
+    plan: TimingPlan,
+    method: Method,
+    contenders: &mut [&mut dyn FnMut() -> Result<()>],
+) -> Result<Vec<Timing>> {
     let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
     let stop = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
     let gate = crate::gate::of(gpu)?;
-    let t0 = Instant::now();
-    while t0.elapsed() < plan.warmup {
-        for _ in 0..BATCH {
-            launch()?;
+    let (n, runs) = (contenders.len(), method.runs());
+    let rounds = if n == 1 { 1 } else { plan.rounds.max(1) };
+    let per_turn = plan.measure / rounds as u32;
+    let (min_reps, max_reps) = (plan.min_reps.div_ceil(rounds).max(1), plan.max_reps.div_ceil(rounds).max(1));
+    let mut samples = vec![Vec::new(); n];
+    for round in 0..rounds {
+        for i in (0..n).map(|i| (i + round) % n) {
+            let launch = &mut contenders[i];
+            let t0 = Instant::now();
+            let mut settled = 0;
+            while settled < 2 || t0.elapsed() < plan.settle {
+                (0..runs).try_for_each(|_| launch())?;
+                sync(gpu, "an untimed run")?;
+                settled += 1;
+            }
+            let (t1, mut taken) = (Instant::now(), 0);
+            while taken < min_reps || (t1.elapsed() < per_turn && taken < max_reps) {
+                gate.close(gpu)?;
+                start.record(&gpu.stream)?;
+                let queued = (0..runs).try_for_each(|_| launch());
+                stop.record(&gpu.stream)?;
+                gate.open();
+                queued?;
+                let ms = start.elapsed_ms(&stop).map_err(|e| Error::Cuda(format!("a timed run failed: {e}")))?;
+                gate.check()?;
+                samples[i].push(ms as f64 / runs as f64);
+                taken += 1;
+            }
         }
-        sync(gpu, "a warm-up batch")?;
     }
-    let t1 = Instant::now();
-    let mut samples = Vec::new();
-    while samples.len() < plan.min_reps || (t1.elapsed() < plan.measure && samples.len() < plan.max_reps) {
-        gate.close(gpu)?;
-        start.record(&gpu.stream)?;
-        let queued = (0..BATCH).try_for_each(|_| launch());
-        stop.record(&gpu.stream)?;
-        gate.open();
-        queued?;
-        let ms = start.elapsed_ms(&stop).map_err(|e| Error::Cuda(format!("a timed batch failed: {e}")))?;
-        gate.check()?;
-        samples.push(ms as f64 / BATCH as f64);
-    }
-    Ok(Timing::from_samples(samples))
+    Ok(samples.into_iter().map(Timing::from_samples).collect())
+}
+
+/// Times `launch` alone, one run at a time ([`time_in_turn`] with one contender).
+pub fn time_runs(gpu: &Gpu, plan: TimingPlan, mut launch: impl FnMut() -> Result<()>) -> Result<Timing> {
+    Ok(time_in_turn(gpu, plan, Method::OneAtATime, &mut [&mut launch])?.remove(0))
 }
 
 /// The kernel and cuBLAS (in the kernel's precision) timed on the same inputs in the same process.
@@ -135,15 +169,19 @@ impl Comparison {
     }
 }
 
-/// Times the kernel and cuBLAS on the inputs of a prepared problem (C starts as the problem's
-/// C0 and is overwritten; with beta != 0 later runs read earlier results, which is fine for timing).
+/// Times the kernel and cuBLAS on the inputs of a prepared problem, in turn, one run at a time
+/// (each writes its own C, which starts as the problem's C0; with beta != 0 later runs read
+/// earlier results, which is fine for timing).
 pub fn compare_prepared(runner: &mut Runner, cublas: &Cublas, p: &Prepared, plan: TimingPlan) -> Result<Comparison> {
     let gpu = runner.gpu.clone();
-    let mut c = p.fresh_c(&gpu, 0)?;
-    let kernel = time_runs(&gpu, plan, || runner.run(&p.gemm, &p.a, &p.b, &mut c))?;
+    let (mut c, mut c_blas) = (p.fresh_c(&gpu, 0)?, p.fresh_c(&gpu, 0)?);
     let (ca, cb) = p.cublas_inputs();
-    let cublas_t = time_runs(&gpu, plan, || cublas.gemm(&gpu, p.precision, &p.gemm, ca, cb, &mut c))?;
-    Ok(Comparison { gemm: p.gemm, kernel, cublas: cublas_t })
+    let mut kernel = || runner.run(&p.gemm, &p.a, &p.b, &mut c);
+    let mut blas = || cublas.gemm(&gpu, p.precision, &p.gemm, ca, cb, &mut c_blas);
+    let [kernel, cublas]: [Timing; 2] = time_in_turn(&gpu, plan, Method::OneAtATime, &mut [&mut kernel, &mut blas])?
+        .try_into()
+        .expect("two contenders, two timings");
+    Ok(Comparison { gemm: p.gemm, kernel, cublas })
 }
 
 #[cfg(test)]

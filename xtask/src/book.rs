@@ -21,6 +21,7 @@ pub fn generate(
     for (slug, refs) in references {
         out.insert(format!("{slug}/references.md"), crate::references::targets(refs));
         out.insert(format!("{slug}/references-all.md"), crate::references::every(refs));
+        out.insert(format!("{slug}/references-verdicts.md"), crate::references::verdicts(refs));
     }
     for r in all {
         let dir = &r.slug;

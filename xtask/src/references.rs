@@ -8,17 +8,30 @@ use crate::results::read_json;
 use crate::sweep::{slug, today};
 use common::check::Prepared;
 use common::device::Gpu;
-use common::fairest::{Method, checked_calls, interleaved};
+use common::fairest::{both_ways, checked_calls};
 use common::lt::CublasLt;
 use common::precision::Elem;
 use common::reference::Cublas;
 use common::runner::Runner;
-use common::timing::TimingPlan;
+use common::timing::{Method, TimingPlan};
 use common::{Gemm, Precision, Shape, Step, data};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// How this task takes its figures ([`common::fairest::both_ways`]).
+fn in_turn(plan: &TimingPlan) -> String {
+    format!(
+        "median of the samples of {} turns of each contender, each after {} ms of its own untimed runs",
+        plan.rounds,
+        plan.settle.as_millis()
+    )
+}
+
+fn rounds() -> String {
+    "median of three interleaved rounds".into()
+}
 
 /// The version of the file's schema.
 pub const SCHEMA: u32 = 1;
@@ -90,6 +103,10 @@ pub struct References {
     pub date: String,
     pub gpu: String,
     pub cublas_version: i64,
+    /// How each figure was taken (files written before this field: three interleaved rounds of
+    /// each contender's own block of samples).
+    #[serde(default = "rounds")]
+    pub timing: String,
     /// The top rung's kernel hash per precision when it was timed.
     pub kernel_hashes: std::collections::BTreeMap<String, String>,
     pub torch: Option<Torch>,
@@ -133,9 +150,6 @@ fn with_c_types(p: Precision) -> Vec<Precision> {
     }
 }
 
-/// Rounds of the interleaved timing: each contender is timed this many times, in turn.
-const ROUNDS: usize = 3;
-
 pub fn run(Args { out, shapes, precisions, algos, torch }: Args) -> Result<(), String> {
     let shapes = if shapes.is_empty() {
         vec![Shape::cube(4096), Shape::cube(8192), Shape::new(4096, 11008, 4096)]
@@ -154,16 +168,18 @@ pub fn run(Args { out, shapes, precisions, algos, torch }: Args) -> Result<(), S
     let mut lt = CublasLt::new(&gpu).map_err(e)?;
     let out = out.unwrap_or_else(|| PathBuf::from("results/references").join(format!("{}.json", slug(&gpu.name))));
     let plan = TimingPlan {
-        warmup: Duration::from_millis(50),
-        measure: Duration::from_millis(150),
-        min_reps: 5,
-        max_reps: 50,
+        settle: Duration::from_millis(100),
+        measure: Duration::from_millis(400),
+        rounds: 5,
+        min_reps: 10,
+        max_reps: 150,
     };
     println!(
-        "references on {}: {} shapes x {} precisions, {ROUNDS} interleaved rounds",
+        "references on {}: {} shapes x {} precisions, {} turns of each contender",
         gpu.describe(),
         shapes.len(),
-        precisions.len()
+        precisions.len(),
+        plan.rounds
     );
     if let Some(dir) = out.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -177,6 +193,7 @@ pub fn run(Args { out, shapes, precisions, algos, torch }: Args) -> Result<(), S
         date: date.clone(),
         gpu: gpu_name.clone(),
         cublas_version,
+        timing: in_turn(&plan),
         kernel_hashes: hashes.clone(),
         torch: torch.clone(),
         rows: rows.to_vec(),
@@ -209,7 +226,7 @@ pub fn run(Args { out, shapes, precisions, algos, torch }: Args) -> Result<(), S
                 wrong.extend(left_out.into_iter().map(|w| format!("{shape}: {w}")));
                 problems.push((prepared, rung, runner, err, calls));
             }
-            // Every contender of the family, interleaved round by round.
+            // Every contender of the family, in turn.
             let (gpu, cublas, lt) = (&gpu, &cublas, std::cell::RefCell::new(&mut lt));
             let mut labels = Vec::new();
             let mut runs: Vec<Box<dyn FnMut() -> common::Result<()> + '_>> = Vec::new();
@@ -228,7 +245,7 @@ pub fn run(Args { out, shapes, precisions, algos, torch }: Args) -> Result<(), S
             }
             let mut refs: Vec<&mut dyn FnMut() -> common::Result<()>> =
                 runs.iter_mut().map(|r| &mut **r as _).collect();
-            let times = interleaved(gpu, plan, ROUNDS, &mut refs).map_err(e)?;
+            let times = both_ways(gpu, plan, &mut refs).map_err(e)?;
             for ((who, p, err), timing) in labels.into_iter().zip(times) {
                 for (m, t) in Method::BOTH.into_iter().zip(&timing) {
                     let tflops = t.gflops(&gemm) / 1e3;
@@ -305,12 +322,13 @@ fn heading(r: &References) -> String {
         r.torch.as_ref().map_or(String::new(), |t| format!("; PyTorch {} (CUDA {}), {}", t.torch, t.cuda, t.date));
     let v = r.cublas_version;
     format!(
-        "{}, {}, cuBLAS {}.{}.{}{torch}. TFLOP/s (median of three interleaved rounds).\n",
+        "{}, {}, cuBLAS {}.{}.{}{torch}. TFLOP/s ({}).\n",
         r.gpu,
         r.date,
         v / 10_000,
         v / 100 % 100,
-        v % 100
+        v % 100,
+        r.timing
     )
 }
 
@@ -349,24 +367,32 @@ pub fn every(r: &References) -> String {
     s
 }
 
-/// The top rung of each precision against the fastest cuBLAS configuration with the same C (the
-/// target) and against `torch.matmul` beside it.
-pub fn targets(r: &References) -> String {
-    let rows = all_rows(r);
-    let keys = keys_of(r);
-    let mut s = heading(r);
-    let _ = writeln!(
-        s,
-        "The top rung against the fastest cuBLAS configuration with the same C, timed in the same process \
-         in interleaved rounds (the target), and against `torch.matmul` (its own process, run just before, \
-         timed the same way; 3xTF32 against FP32 SGEMM):\n"
-    );
-    let _ = writeln!(
-        s,
-        "| shape | precision | C | method | top rung | fastest cuBLAS | ratio | target | met | torch.matmul | ratio |"
-    );
-    let _ = writeln!(s, "|---|---|---|---|---:|---|---:|---:|---|---:|---:|");
-    for (m, n, k, p) in &keys {
+/// One line of the targets' table: the top rung at one shape, precision, C type and method.
+struct Judged<'a> {
+    key: &'a (u64, u64, u64, String),
+    prec: Precision,
+    method: &'static str,
+    rung: &'a Row,
+    best: &'a Row,
+    torch: Option<&'a Row>,
+}
+
+impl Judged<'_> {
+    fn ratio(&self) -> f64 {
+        self.rung.tflops / self.best.tflops
+    }
+
+    fn met(&self) -> Option<bool> {
+        target(self.prec).map(|g| self.ratio() >= g)
+    }
+}
+
+/// The top rung against the fastest cuBLAS configuration (and `torch.matmul`) with the same C,
+/// wherever the file has both.
+fn judge<'a>(rows: &[&'a Row], keys: &'a [(u64, u64, u64, String)]) -> Vec<Judged<'a>> {
+    let mut out = Vec::new();
+    for key in keys {
+        let (m, n, k, p) = key;
         let Some(family) = Precision::ALL.into_iter().find(|x| x.label() == p) else { continue };
         for prec in with_c_types(family) {
             let Some(step) = top_rung(prec) else { continue };
@@ -381,25 +407,83 @@ pub fn targets(r: &References) -> String {
                         .filter(at)
                         .filter(|x| x.who != step.id() && x.who.starts_with("torch") == torch)
                         .max_by(|a, b| a.tflops.total_cmp(&b.tflops))
+                        .copied()
                 };
                 let Some(best) = fastest(false) else { continue };
-                let ratio = rung.tflops / best.tflops;
-                let (goal, met) = target(prec)
-                    .map_or(("-".to_string(), "-"), |g| (format!("{g:.2}"), if ratio >= g { "yes" } else { "no" }));
-                let torch = fastest(true)
-                    .map_or("- | -".to_string(), |t| format!("{:.1} | {:.3}", t.tflops, rung.tflops / t.tflops));
-                let _ = writeln!(
-                    s,
-                    "| {m}x{n}x{k} | {p} | {c} | {method} | {:.1} | {} {:.1} | {ratio:.3} | {goal} | {met} | {torch} |",
-                    rung.tflops, best.who, best.tflops
-                );
+                out.push(Judged { key, prec, method, rung, best, torch: fastest(true) });
             }
         }
+    }
+    out
+}
+
+/// The top rung of each precision against the fastest cuBLAS configuration with the same C (the
+/// target) and against `torch.matmul` beside it.
+pub fn targets(r: &References) -> String {
+    let rows = all_rows(r);
+    let keys = keys_of(r);
+    let mut s = heading(r);
+    let _ = writeln!(
+        s,
+        "The top rung against the fastest cuBLAS configuration with the same C, timed in the same process \
+         (the target), and against `torch.matmul` (its own process, run just before, \
+         timed the same way; 3xTF32 against FP32 SGEMM):\n"
+    );
+    let _ = writeln!(
+        s,
+        "| shape | precision | C | method | top rung | fastest cuBLAS | ratio | target | met | torch.matmul | ratio |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---:|---|---:|---:|---|---:|---:|");
+    for j in judge(&rows, &keys) {
+        let (m, n, k, p) = j.key;
+        let c = elem_label(j.prec.output());
+        let goal = target(j.prec).map_or("-".to_string(), |g| format!("{g:.2}"));
+        let met = j.met().map_or("-", |m| if m { "yes" } else { "no" });
+        let torch =
+            j.torch.map_or("- | -".to_string(), |t| format!("{:.1} | {:.3}", t.tflops, j.rung.tflops / t.tflops));
+        let _ = writeln!(
+            s,
+            "| {m}x{n}x{k} | {p} | {c} | {} | {:.1} | {} {:.1} | {:.3} | {goal} | {met} | {torch} |",
+            j.method,
+            j.rung.tflops,
+            j.best.who,
+            j.best.tflops,
+            j.ratio()
+        );
     }
     if !r.wrong.is_empty() {
         let _ = writeln!(s, "\nLeft out (computed something else): {}", r.wrong.join("; "));
     }
     s
+}
+
+/// One sentence per target, for the book's prose: how many cases met it, and the range of the
+/// ratios. So that no chapter types a figure of the file by hand.
+pub fn verdicts(r: &References) -> String {
+    let rows = all_rows(r);
+    let keys = keys_of(r);
+    let judged = judge(&rows, &keys);
+    let groups: [(&str, &[Precision], &str); 3] = [
+        ("FP16 and BF16", &[Precision::F16, Precision::Bf16], "at 100% of the fastest cuBLAS or more"),
+        ("TF32", &[Precision::Tf32], "at 95% of the fastest cuBLAS TF32 or more"),
+        ("3xTF32", &[Precision::Tf32x3], "at 2.2 times cuBLAS SGEMM or more"),
+    ];
+    let mut parts = Vec::new();
+    for (name, family, goal) in groups {
+        let here: Vec<&Judged> = judged.iter().filter(|j| family.contains(&j.prec.arithmetic())).collect();
+        if here.is_empty() {
+            continue;
+        }
+        let met = here.iter().filter(|j| j.met() == Some(true)).count();
+        let (lo, hi) = here.iter().fold((f64::MAX, f64::MIN), |(lo, hi), j| (lo.min(j.ratio()), hi.max(j.ratio())));
+        let range = if family.contains(&Precision::Tf32x3) {
+            format!("{lo:.2}x to {hi:.2}x")
+        } else {
+            format!("{:.1}% to {:.1}%", 100.0 * lo, 100.0 * hi)
+        };
+        parts.push(format!("{name}: {met} of {} cases {goal} ({range})", here.len()));
+    }
+    format!("{} ({}, {}).\n", parts.join("; "), r.gpu, r.date)
 }
 
 #[cfg(test)]
@@ -430,6 +514,7 @@ mod tests {
             date: "2026-01-01".into(),
             gpu: "GPU".into(),
             cublas_version: 1,
+            timing: "test".into(),
             kernel_hashes: Default::default(),
             torch: Some(Torch {
                 tool: "t".into(),

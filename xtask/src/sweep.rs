@@ -7,8 +7,8 @@ use common::check::Prepared;
 use common::compile::nvrtc_version;
 use common::device::Gpu;
 use common::device::sync;
-use common::lt::time_cublas_configs;
 use common::lt::{CublasConfig, CublasLt};
+use common::lt::{compare_with_configs, usable_configs};
 use common::matrix::DeviceMatrix;
 use common::reference::{CUBLAS_MATH, Cublas};
 use common::runner::Runner;
@@ -77,7 +77,13 @@ fn copy_bandwidth(gpu: &Gpu) -> common::Result<f64> {
     let n = 256 << 20; // 1 GiB of f32 each way
     let src = DeviceMatrix::from_host(gpu, &vec![1.0f32; n])?;
     let mut dst = DeviceMatrix::from_host(gpu, &vec![0.0f32; n])?;
-    let plan = TimingPlan { warmup: Duration::from_millis(50), measure: Duration::ZERO, min_reps: 10, max_reps: 10 };
+    let plan = TimingPlan {
+        settle: Duration::from_millis(50),
+        measure: Duration::ZERO,
+        rounds: 1,
+        min_reps: 10,
+        max_reps: 10,
+    };
     let t = time_runs(gpu, plan, || Ok(gpu.stream.memcpy_dtod(&src.data, &mut dst.data)?))?;
     Ok(2.0 * (n * 4) as f64 / (t.median_ms * 1e-3))
 }
@@ -170,9 +176,10 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
     };
 
     let plan = TimingPlan {
-        warmup: Duration::from_millis(100),
+        settle: Duration::from_millis(100),
         measure: Duration::from_millis(300),
-        min_reps: 5,
+        rounds: 3,
+        min_reps: 6,
         max_reps: 100,
     };
     let total = steps.len() * shapes.len();
@@ -194,22 +201,22 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
                     v.insert(Prepared::new(&gpu, &cublas, &gemm, step.precision, seed).map_err(e)?)
                 }
             };
-            // The cuBLAS configurations are timed again right before each kernel: the GPU's
-            // clocks drift with its temperature over seconds of tensor-core work, and a
-            // configuration timed before the precision's earlier steps ran was up to 10% faster
-            // than the same call timed next to the kernel (notes/step09.md).
-            let timed = if CublasConfig::for_precision(step.precision).len() > 1 {
-                let check = checked.insert(step.precision);
-                let left_out = left_out.entry(step.precision).or_default();
-                time_cublas_configs(&gpu, &cublas, &mut lt, prepared, plan, check, left_out).map_err(e)?
-            } else {
-                Vec::new()
-            };
             let mut runner = Runner::new(&gpu, step, None).map_err(e)?;
             let launch = runner.launch_for(shape).map_err(e)?;
             let resources = runner.load(&launch).map_err(e)?.resources;
             let verified = prepared.check(&mut runner).map_err(e)?;
-            let cmp = compare_prepared(&mut runner, &cublas, prepared, plan).map_err(e)?;
+            // The kernel, cuBLAS and (tensor-core precisions) cuBLAS's other configurations, in
+            // turn: the GPU's clock drifts over seconds of tensor-core work, and the same
+            // configuration timed a few seconds before the kernel was up to 10% faster than
+            // timed next to it (notes/step09.md).
+            let (cmp, timed) = if CublasConfig::for_precision(step.precision).len() > 1 {
+                let check = checked.insert(step.precision);
+                let left_out = left_out.entry(step.precision).or_default();
+                let configs = usable_configs(&gpu, &cublas, &mut lt, prepared, check, left_out).map_err(e)?;
+                compare_with_configs(&mut runner, &cublas, &mut lt, prepared, plan, &configs).map_err(e)?
+            } else {
+                (compare_prepared(&mut runner, &cublas, prepared, plan).map_err(e)?, Vec::new())
+            };
             sync(&gpu, step.name).map_err(e)?;
             let passed = verified.passed();
             failures += usize::from(!passed);
