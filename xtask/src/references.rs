@@ -569,6 +569,15 @@ mod tests {
     }
 
     #[test]
+    fn a_file_from_before_the_turns_says_how_it_was_timed() {
+        let old = r#"{"schema": 1, "tool": "t", "date": "d", "gpu": "GPU", "cublas_version": 1,
+            "kernel_hashes": {}, "torch": null, "rows": [], "wrong": []}"#;
+        let r: References = serde_json::from_str(old).unwrap();
+        assert_eq!(r.timing, "median of three interleaved rounds");
+        assert!(heading(&r).contains("TFLOP/s (median of three interleaved rounds)."));
+    }
+
+    #[test]
     fn the_top_rungs() {
         assert!(top_rung(Precision::F16).unwrap().name.starts_with("step12"));
         assert!(top_rung(Precision::F16C16).unwrap().name.starts_with("step12"));
