@@ -5,8 +5,7 @@
 use crate::check::Prepared;
 use crate::device::Gpu;
 use crate::device::sync;
-use crate::lt::{CublasConfig, CublasLt};
-use crate::lt::{compare_with_configs, usable_configs};
+use crate::lt::{CublasConfig, CublasLt, compare};
 use crate::matrix::DeviceMatrix;
 use crate::precision::Precision;
 use crate::reference::Cublas;
@@ -217,10 +216,10 @@ fn bench_shapes(c: &mut Criterion, step: &Step) -> Result<Vec<Row>> {
             Timing::from_samples(if v.len() > 1 { v[1..].to_vec() } else { v })
         };
         let sgemm = fp32.is_some().then(|| timing(sgemm_ms));
+        // Only where there are configurations to compare with: criterion timed the rest.
         let (configs, kernel_in_turn) = if CublasConfig::for_precision(p).len() > 1 {
-            let usable = usable_configs(&gpu, &cublas, &mut lt, &prepared, true, &mut Vec::new())?;
-            let (cmp, configs) =
-                compare_with_configs(&mut runner, &cublas, &mut lt, &prepared, TimingPlan::default(), &usable)?;
+            let plan = TimingPlan::default();
+            let (cmp, configs) = compare(&mut runner, &cublas, &mut lt, &prepared, plan, true, &mut Vec::new())?;
             (configs, Some(cmp.kernel))
         } else {
             (Vec::new(), None)

@@ -5,13 +5,12 @@
 use crate::check::Prepared;
 use crate::compile::{KernelSource, nvrtc_version};
 use crate::device::Gpu;
-use crate::lt::{CublasConfig, CublasLt};
-use crate::lt::{compare_with_configs, usable_configs};
+use crate::lt::{CublasLt, compare};
 use crate::reference::{CUBLAS_MATH, Cublas};
 use crate::roofline::Floors;
 use crate::runner::Runner;
 use crate::step::Step;
-use crate::timing::{TimingPlan, compare_prepared};
+use crate::timing::TimingPlan;
 use crate::{Gemm, Precision, Result, Shape, data};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -274,13 +273,8 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
     }
     // The kernel, cuBLAS and (tensor-core precisions) every other cuBLAS configuration, in turn.
     let plan = TimingPlan::default();
-    let (cmp, configs) = if CublasConfig::for_precision(step.precision).len() > 1 {
-        let mut lt = CublasLt::new(&gpu)?;
-        let configs = usable_configs(&gpu, &cublas, &mut lt, &prepared, true, &mut Vec::new())?;
-        compare_with_configs(&mut runner, &cublas, &mut lt, &prepared, plan, &configs)?
-    } else {
-        (compare_prepared(&mut runner, &cublas, &prepared, plan)?, Vec::new())
-    };
+    let mut lt = CublasLt::new(&gpu)?;
+    let (cmp, configs) = compare(&mut runner, &cublas, &mut lt, &prepared, plan, true, &mut Vec::new())?;
     if configs.len() > 1 {
         let all: Vec<String> = configs
             .iter()

@@ -11,7 +11,7 @@ use crate::precision::{Elem, Precision};
 use crate::problem::{Gemm, Shape};
 use crate::reference::Cublas;
 use crate::runner::Runner;
-use crate::timing::{Comparison, Method, Timing, TimingPlan, time_in_turn};
+use crate::timing::{Comparison, Method, Timing, TimingPlan, compare_prepared, time_in_turn};
 use crate::{Error, Result};
 use cudarc::cublaslt::result as lt;
 use cudarc::cublaslt::sys;
@@ -355,20 +355,6 @@ pub fn time_configs(
     Ok((kernel, configs.iter().copied().zip(times).collect()))
 }
 
-/// Each usable configuration ([`usable_configs`]) timed in turn ([`time_configs`]).
-pub fn time_cublas_configs(
-    gpu: &Gpu,
-    blas: &Cublas,
-    lt: &mut CublasLt,
-    p: &Prepared,
-    plan: TimingPlan,
-    check: bool,
-    left_out: &mut Vec<CublasConfig>,
-) -> Result<Vec<(CublasConfig, Timing)>> {
-    let configs = usable_configs(gpu, blas, lt, p, check, left_out)?;
-    Ok(time_configs(gpu, blas, lt, p, plan, &configs, None)?.1)
-}
-
 /// The kernel of `runner` against cuBLAS on a prepared problem, timed in turn with `configs`: the
 /// comparison against `cublasGemmEx` (the ladder's "% of cuBLAS", timed whether or not it is
 /// among `configs`), and each of `configs`. One timing of each call, so the step binary's table
@@ -389,8 +375,30 @@ pub fn compare_with_configs(
     let mut c = p.fresh_c(&gpu, 0)?;
     let mut kernel = || runner.run(&p.gemm, &p.a, &p.b, &mut c);
     let (kernel, timed) = time_configs(&gpu, blas, lt, p, plan, &all, Some(&mut kernel))?;
-    let cublas = timed.iter().find(|(c, _)| *c == CublasConfig::GemmEx).map(|(_, t)| *t);
-    let (Some(kernel), Some(cublas)) = (kernel, cublas) else { unreachable!("the kernel and cublasGemmEx were timed") };
+    let kernel = kernel.expect("the kernel is the first contender");
+    let cublas = timed.iter().find(|(c, _)| *c == CublasConfig::GemmEx).expect("cublasGemmEx is among them").1;
     let timed = timed.into_iter().filter(|(c, _)| configs.contains(c)).collect();
     Ok((Comparison { gemm: p.gemm, kernel, cublas }, timed))
+}
+
+/// The kernel of `runner` against cuBLAS on a prepared problem, as the step binary and the sweep
+/// time it: with the usable configurations of a tensor-core precision ([`usable_configs`]; `check`
+/// and `left_out` as there) in turns ([`compare_with_configs`]); with `cublasGemmEx` alone
+/// ([`compare_prepared`], no configurations) where the precision has no others.
+pub fn compare(
+    runner: &mut Runner,
+    blas: &Cublas,
+    lt: &mut CublasLt,
+    p: &Prepared,
+    plan: TimingPlan,
+    check: bool,
+    left_out: &mut Vec<CublasConfig>,
+) -> Result<(Comparison, Configs)> {
+    if CublasConfig::for_precision(p.precision).len() > 1 {
+        let gpu = runner.gpu.clone();
+        let configs = usable_configs(&gpu, blas, lt, p, check, left_out)?;
+        compare_with_configs(runner, blas, lt, p, plan, &configs)
+    } else {
+        Ok((compare_prepared(runner, blas, p, plan)?, Vec::new()))
+    }
 }

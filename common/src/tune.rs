@@ -5,8 +5,7 @@ use crate::check::Prepared;
 use crate::compile::KernelSource;
 use crate::device::Gpu;
 use crate::launch::Launch;
-use crate::lt::time_cublas_configs;
-use crate::lt::{CublasConfig, CublasLt};
+use crate::lt::{CublasConfig, CublasLt, time_configs, usable_configs};
 use crate::reference::Cublas;
 use crate::runner::Runner;
 use crate::step::Step;
@@ -79,8 +78,8 @@ pub fn run(
         let p = step.precision;
         let prepared = Prepared::new(&gpu, &cublas, &gemm, p, data::fresh_seed())?;
         let fastest = if CublasConfig::for_precision(p).len() > 1 {
-            let timed =
-                time_cublas_configs(&gpu, &cublas, &mut lt, &prepared, TimingPlan::default(), true, &mut Vec::new())?;
+            let configs = usable_configs(&gpu, &cublas, &mut lt, &prepared, true, &mut Vec::new())?;
+            let (_, timed) = time_configs(&gpu, &cublas, &mut lt, &prepared, TimingPlan::default(), &configs, None)?;
             crate::lt::fastest(&timed).map(|(config, t)| {
                 println!("{p}: fastest cuBLAS {} ({:.0} GFLOP/s)", config.label(), t.gflops(&gemm));
                 t

@@ -7,12 +7,12 @@ use common::check::Prepared;
 use common::compile::nvrtc_version;
 use common::device::Gpu;
 use common::device::sync;
-use common::lt::{CublasConfig, CublasLt};
-use common::lt::{compare_with_configs, usable_configs};
+use common::lt::CublasLt;
+use common::lt::compare;
 use common::matrix::DeviceMatrix;
 use common::reference::{CUBLAS_MATH, Cublas};
 use common::runner::Runner;
-use common::timing::{TimingPlan, compare_prepared, time_runs};
+use common::timing::{TimingPlan, time_runs};
 use common::{Gemm, Precision, Shape, Step, data};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -209,14 +209,9 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
             // turn: the GPU's clock drifts over seconds of tensor-core work, and the same
             // configuration timed a few seconds before the kernel was up to 10% faster than
             // timed next to it (notes/step09.md).
-            let (cmp, timed) = if CublasConfig::for_precision(step.precision).len() > 1 {
-                let check = checked.insert(step.precision);
-                let left_out = left_out.entry(step.precision).or_default();
-                let configs = usable_configs(&gpu, &cublas, &mut lt, prepared, check, left_out).map_err(e)?;
-                compare_with_configs(&mut runner, &cublas, &mut lt, prepared, plan, &configs).map_err(e)?
-            } else {
-                (compare_prepared(&mut runner, &cublas, prepared, plan).map_err(e)?, Vec::new())
-            };
+            let check = checked.insert(step.precision);
+            let left_out = left_out.entry(step.precision).or_default();
+            let (cmp, timed) = compare(&mut runner, &cublas, &mut lt, prepared, plan, check, left_out).map_err(e)?;
             sync(&gpu, step.name).map_err(e)?;
             let passed = verified.passed();
             failures += usize::from(!passed);
