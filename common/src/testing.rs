@@ -93,6 +93,16 @@ pub fn cases() -> Vec<Gemm> {
     suite.chain(EDGE_CASES.iter().map(|&(s, a, b)| Gemm::new(s, a, b))).collect()
 }
 
+/// Cases run three times on one loaded kernel, with fresh inputs each time: a kernel that keeps
+/// state in its module's globals must leave it ready for the next launch. On an H100 (66 clusters
+/// of two) all three make steps 11 and 12 cut their last turn along K; a tile is then completed
+/// from 5-6, 13-14 and 22 pieces.
+pub const REPEAT_CASES: &[(Shape, f32, f32)] = &[
+    (Shape::new(1100, 4000, 3001), -1.5, 0.75),
+    (Shape::new(250, 18100, 2000), 1.0, 0.0),
+    (Shape::new(60, 17600, 2800), 1.5, 0.0),
+];
+
 /// The GPU and cuBLAS handle the whole test binary shares, or why there is none.
 fn shared() -> Result<(Arc<Gpu>, Arc<Mutex<Cublas>>), Error> {
     static BLAS: OnceLock<Result<Arc<Mutex<Cublas>>, Error>> = OnceLock::new();
@@ -102,11 +112,21 @@ fn shared() -> Result<(Arc<Gpu>, Arc<Mutex<Cublas>>), Error> {
 }
 
 fn run_case(step: &Step, gemm: Gemm) -> Result<(), Failed> {
+    run_case_times(step, gemm, 1)
+}
+
+/// `gemm` verified `times` times in a row on one runner (one loaded module), fresh inputs each time.
+fn run_case_times(step: &Step, gemm: Gemm, times: usize) -> Result<(), Failed> {
     let (gpu, blas) = shared().map_err(|e| e.to_string())?;
     let blas = blas.lock().unwrap_or_else(|p| p.into_inner());
     let mut runner = Runner::new(&gpu, step, None).map_err(|e| e.to_string())?;
-    let verified = verify(&mut runner, &blas, &gemm, data::fresh_seed()).map_err(|e| e.to_string())?;
-    if verified.passed() { Ok(()) } else { Err(verified.report(&runner.kernel.name).into()) }
+    for run in 1..=times {
+        let verified = verify(&mut runner, &blas, &gemm, data::fresh_seed()).map_err(|e| e.to_string())?;
+        if !verified.passed() {
+            return Err(format!("launch {run} of {times}: {}", verified.report(&runner.kernel.name)).into());
+        }
+    }
+    Ok(())
 }
 
 /// Random inputs with +inf and NaN in two rows of A (the first and the last) and -inf and
@@ -151,6 +171,7 @@ fn run_nonfinite_case(step: &Step, gemm: Gemm) -> Result<(), Failed> {
 pub fn variant_shapes() -> Vec<Shape> {
     let mut v: Vec<Shape> = SHAPE_SUITE.to_vec();
     v.extend(EDGE_CASES.iter().map(|c| c.0));
+    v.extend(REPEAT_CASES.iter().map(|c| c.0));
     v.extend(crate::bench::DEFAULT_SHAPES);
     v.extend([
         Shape::new(4096, 11008, 4096),
@@ -249,11 +270,20 @@ pub fn trials(step: &Step) -> Vec<Trial> {
         let (step, gemm) = (step.clone(), Gemm::new(s, a, b));
         Trial::test(name("inf-nan/", &gemm), move || run_nonfinite_case(&step, gemm))
     });
+    let repeat = REPEAT_CASES.iter().map(|&(s, a, b)| {
+        let (step, gemm) = (step.clone(), Gemm::new(s, a, b));
+        Trial::test(name("again/", &gemm), move || run_case_times(&step, gemm, 3))
+    });
     let probes = probes_for(step.precision).into_iter().map(|probe| {
         let step = step.clone();
         Trial::test(format!("{prefix}probe/{probe}"), move || run_probe(&step, probe))
     });
-    suite.chain(nonfinite).chain(probes).map(|t| t.with_kind("gpu").with_ignored_flag(missing.is_some())).collect()
+    suite
+        .chain(nonfinite)
+        .chain(repeat)
+        .chain(probes)
+        .map(|t| t.with_kind("gpu").with_ignored_flag(missing.is_some()))
+        .collect()
 }
 
 /// Main of a step's test binary: the kernel's compile trials (NVRTC, no GPU) and the GPU suite.

@@ -47,11 +47,12 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
     const unsigned smem = (smem_addr(smem_raw) + 1023) & ~1023u;
     auto a_tile = [&](int s) { return smem + s * STAGE_BYTES; };
     auto b_tile = [&](int s) { return smem + s * STAGE_BYTES + A_BYTES; };
-    const int wg = threadIdx.x / 128, tid = threadIdx.x % 128, tiles = CEIL_DIV(K, BK);
+    const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
     const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
-    // This cluster's turns: its number in the grid, then every (clusters in the grid)-th unit.
-    const Jobs jobs(M, N, gridDim.x / CLUSTER);
-    const int first = blockIdx.x / CLUSTER, stride = gridDim.x / CLUSTER;
+    // This cluster's turns: every (clusters in the grid)-th unit from its number in the grid on,
+    // then its share of the last turn's K-tiles.
+    const Jobs jobs(M, N, gridDim.x / CLUSTER, CEIL_DIV(K, BK));
+    const int cluster = blockIdx.x / CLUSTER;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
@@ -70,12 +71,12 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
         setmaxnreg_dec<40>();
         if (tid == 0) {
             int it = 0;  // buffers filled so far: the ring runs on from one unit to the next
-            for (int u = first; u < jobs.units; u += stride) {
-                const Work w = jobs.unit(u, M, N, rank);
+            Work w;
+            for (int n = 0; jobs.turn(cluster, n, M, N, rank, w); ++n) {
                 // B comes in boxes of 64 columns of C (8 KiB: 64 x BK); this block loads its
                 // share of the unit's boxes for the whole cluster.
                 const int boxes = w.width / 64 / CLUSTER;
-                for (int t = 0; t < tiles; ++t, ++it) {
+                for (int t = w.k0; t < w.k1; ++t, ++it) {
                     const int s = it % STAGES;
                     // Wait until the consumers of the cluster released this buffer's last use.
                     if (it >= STAGES) mbar_wait(smem_addr(&empty[s]), (it / STAGES + 1) % 2);
@@ -100,14 +101,14 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
         float d[BN / 2];
         int it = 0;      // buffers used so far, as the producer counts them
         int chunks = 0;  // chunks of C this consumer has stored
-        for (int u = first; u < jobs.units; u += stride) {
-            const Work w = jobs.unit(u, M, N, rank);
+        Work w;
+        for (int n = 0; jobs.turn(cluster, n, M, N, rank, w); ++n) {
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
             // The K loop for a tile W wide, compiled for W = BN and (half jobs) BN / 2.
             auto mainloop = [&](auto width) {
                 constexpr int W = decltype(width)::value;
-                for (int t = 0; t < tiles; ++t, ++it) {
+                for (int t = w.k0; t < w.k1; ++t, ++it) {
                     const int s = it % STAGES;
                     mbar_wait(smem_addr(&full[s]), (it / STAGES) % 2);
                     const unsigned a = a_tile(s) + consumer * 64 * ROW;
@@ -117,10 +118,10 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                         wgmma<P, W>(d, descriptor(a + kk * 32, 16, 1024), descriptor(b_tile(s) + kk * 16 * ROW, BOX_BYTES, 1024));
                     wgmma_commit();
                     wgmma_wait<1>();
-                    if (t > 0) release((it - 1) % STAGES);
+                    if (t > w.k0) release((it - 1) % STAGES);
                 }
                 wgmma_wait<0>();
-                if (tiles > 0) release((it - 1) % STAGES);
+                if (w.k1 > w.k0) release((it - 1) % STAGES);
             };
             const int row = w.at.x + consumer * 64, id = 1 + consumer;
             if (HALVES && w.width < BN) {
@@ -128,6 +129,13 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 store_chunks<P, HALVES ? BN / 2 : BN>(&tmC, stage, loaded[consumer], id, chunks, row, w.at.y, d, alpha, beta);
             } else {
                 mainloop(Width<BN>{});
+                // A piece of the last turn: leave it, or complete the tile with the pieces before it.
+                const int slot = (cluster * CLUSTER + rank) * CONSUMERS + consumer;
+                if (w.partial) {
+                    save_partial(slot, id, d);
+                    continue;
+                }
+                add_partials(slot, CLUSTER * CONSUMERS, w.peers, id, d);
                 store_chunks<P, BN>(&tmC, stage, loaded[consumer], id, chunks, row, w.at.y, d, alpha, beta);
             }
         }
