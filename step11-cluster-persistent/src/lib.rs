@@ -26,7 +26,7 @@ pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
 const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
     Step {
         name: "step11-cluster-persistent",
-        idea: "clusters share B tiles by TMA multicast; a persistent grid walks C in groups",
+        idea: "clusters share B tiles by TMA multicast; a persistent grid walks C in groups and evens out its last turn",
         kernel: kernel_source!("src/kernel.cu"),
         launch,
         min_cc: (9, 0),
