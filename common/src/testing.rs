@@ -111,12 +111,8 @@ fn shared() -> Result<(Arc<Gpu>, Arc<Mutex<Cublas>>), Error> {
     Ok((gpu, blas))
 }
 
-fn run_case(step: &Step, gemm: Gemm) -> Result<(), Failed> {
-    run_case_times(step, gemm, 1)
-}
-
 /// `gemm` verified `times` times in a row on one runner (one loaded module), fresh inputs each time.
-fn run_case_times(step: &Step, gemm: Gemm, times: usize) -> Result<(), Failed> {
+fn run_case(step: &Step, gemm: Gemm, times: usize) -> Result<(), Failed> {
     let (gpu, blas) = shared().map_err(|e| e.to_string())?;
     let blas = blas.lock().unwrap_or_else(|p| p.into_inner());
     let mut runner = Runner::new(&gpu, step, None).map_err(|e| e.to_string())?;
@@ -264,7 +260,7 @@ pub fn trials(step: &Step) -> Vec<Trial> {
         |what: &str, gemm: &Gemm| format!("{prefix}{what}{}/alpha={},beta={}", gemm.shape, gemm.alpha, gemm.beta);
     let suite = cases().into_iter().map(|gemm| {
         let step = step.clone();
-        Trial::test(name("", &gemm), move || run_case(&step, gemm))
+        Trial::test(name("", &gemm), move || run_case(&step, gemm, 1))
     });
     let nonfinite = NONFINITE_CASES.iter().map(|&(s, a, b)| {
         let (step, gemm) = (step.clone(), Gemm::new(s, a, b));
@@ -272,7 +268,7 @@ pub fn trials(step: &Step) -> Vec<Trial> {
     });
     let repeat = REPEAT_CASES.iter().map(|&(s, a, b)| {
         let (step, gemm) = (step.clone(), Gemm::new(s, a, b));
-        Trial::test(name("again/", &gemm), move || run_case_times(&step, gemm, 3))
+        Trial::test(name("again/", &gemm), move || run_case(&step, gemm, 3))
     });
     let probes = probes_for(step.precision).into_iter().map(|probe| {
         let step = step.clone();
