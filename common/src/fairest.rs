@@ -2,9 +2,9 @@
 //! `cublasGemmEx` and each of cuBLASLt's top heuristic algorithms (with a workspace), with C in
 //! FP32 and, for FP16 and BF16, in the inputs' 16-bit type (what `torch.matmul` returns). Each is
 //! checked once and then timed both ways ([`Method`]), one at a time behind the gate (how the
-//! ladder times) and back to back (how criterion and PyTorch's benchmarks time), in turn with the
-//! rungs they are compared with, sample by sample, so that the GPU's clock, which drifts over
-//! seconds of tensor-core work, treats them alike. `cargo xtask references` records them beside
+//! ladder times) and back to back (how criterion and PyTorch's benchmarks time), in turns with the
+//! rungs they are compared with, each turn after its own settling runs, so that the GPU's clock,
+//! which drifts over seconds of tensor-core work, treats them alike. `cargo xtask references` records them beside
 //! the top rungs and PyTorch's `torch.matmul`.
 
 use crate::check::Prepared;
@@ -83,8 +83,7 @@ pub fn checked_calls(gpu: &Gpu, blas: &Cublas, lt: &mut CublasLt, p: &Prepared, 
 }
 
 /// Times every contender (a closure that queues one run of it) with both methods, each method in
-/// turn ([`time_in_turn`]): one sample of each contender, round after round. Returns [one at a
-/// time, back to back] per contender.
+/// turns ([`time_in_turn`]). Returns [one at a time, back to back] per contender.
 pub fn both_ways(
     gpu: &Gpu,
     plan: TimingPlan,

@@ -11,7 +11,7 @@ use crate::precision::{Elem, Precision};
 use crate::problem::{Gemm, Shape};
 use crate::reference::Cublas;
 use crate::runner::Runner;
-use crate::timing::{Comparison, Method, Timing, TimingPlan, compare_prepared, time_in_turn};
+use crate::timing::{Comparison, Method, Timing, TimingPlan, time_in_turn};
 use crate::{Error, Result};
 use cudarc::cublaslt::result as lt;
 use cudarc::cublaslt::sys;
@@ -382,9 +382,9 @@ pub fn compare_with_configs(
 }
 
 /// The kernel of `runner` against cuBLAS on a prepared problem, as the step binary and the sweep
-/// time it: with the usable configurations of a tensor-core precision ([`usable_configs`]; `check`
-/// and `left_out` as there) in turns ([`compare_with_configs`]); with `cublasGemmEx` alone
-/// ([`compare_prepared`], no configurations) where the precision has no others.
+/// time it ([`compare_with_configs`]): with the usable configurations of a tensor-core precision
+/// ([`usable_configs`]; `check` and `left_out` as there), or `cublasGemmEx` alone where the
+/// precision has no others.
 pub fn compare(
     runner: &mut Runner,
     blas: &Cublas,
@@ -394,11 +394,11 @@ pub fn compare(
     check: bool,
     left_out: &mut Vec<CublasConfig>,
 ) -> Result<(Comparison, Configs)> {
-    if CublasConfig::for_precision(p.precision).len() > 1 {
+    let configs = if CublasConfig::for_precision(p.precision).len() > 1 {
         let gpu = runner.gpu.clone();
-        let configs = usable_configs(&gpu, blas, lt, p, check, left_out)?;
-        compare_with_configs(runner, blas, lt, p, plan, &configs)
+        usable_configs(&gpu, blas, lt, p, check, left_out)?
     } else {
-        Ok((compare_prepared(runner, blas, p, plan)?, Vec::new()))
-    }
+        Vec::new()
+    };
+    compare_with_configs(runner, blas, lt, p, plan, &configs)
 }
