@@ -253,6 +253,12 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
     let seed = opts.seed.unwrap_or_else(data::fresh_seed);
     let prepared = Prepared::new(&gpu, &cublas, &gemm, step.precision, seed)?;
     let verified = prepared.check(&mut runner)?;
+    if let Some(grid) = runner.launched_grid().filter(|g| *g != launch.grid) {
+        println!(
+            "persistent: launched as grid {grid:?}, as many blocks as the GPU runs at once, which take the {} tiles of the grid above in turns",
+            launch.grid.0
+        );
+    }
     println!("{}", verified.report(&runner.kernel.name));
     if !verified.passed() {
         println!(

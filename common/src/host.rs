@@ -38,6 +38,9 @@ pub struct Workspace {
     tensor_maps: HashMap<Vec<u64>, crate::hopper::TensorMap>,
     /// Counts the driver was asked for once (step 9's resident clusters), by what they depend on.
     counts: HashMap<Vec<u64>, u32>,
+    /// The grid the host code last launched when it chose one other than the launch's (a
+    /// persistent grid), for the step binary to show.
+    grid: Option<(u32, u32, u32)>,
 }
 
 impl Workspace {
@@ -63,6 +66,16 @@ impl Workspace {
     /// The count `make` asks the driver for, by the values in `key`, asked once.
     pub fn count(&mut self, key: Vec<u64>, make: impl FnOnce() -> Result<u32>) -> Result<u32> {
         cached(&mut self.counts, key, make)
+    }
+
+    /// Records the grid the host code chose for its launch.
+    pub fn record_grid(&mut self, grid: (u32, u32, u32)) {
+        self.grid = Some(grid);
+    }
+
+    /// The grid the host code last chose, if it chose one.
+    pub fn grid(&self) -> Option<(u32, u32, u32)> {
+        self.grid
     }
 }
 

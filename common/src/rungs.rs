@@ -181,7 +181,9 @@ pub fn persistent_grid(call: &mut HostCall<'_>) -> Result<(u32, u32, u32)> {
     let jobs = launch.grid.0 / cluster;
     let clusters =
         if launch.value("HALVES") == Some(1) && 2 * jobs <= resident { 2 * jobs } else { jobs.min(resident) };
-    Ok((clusters * cluster, 1, 1))
+    let grid = (clusters * cluster, 1, 1);
+    call.workspace.record_grid(grid);
+    Ok(grid)
 }
 
 // ANCHOR: run

@@ -48,6 +48,12 @@ impl Runner {
         })
     }
 
+    /// The grid the step's host code launched last, where it chose its own (steps 11 to 13 launch
+    /// as many clusters as the GPU runs at once, whatever the number of tiles).
+    pub fn launched_grid(&self) -> Option<(u32, u32, u32)> {
+        self.workspace.grid()
+    }
+
     /// The same runner with another launch geometry (and defines) than the step's.
     pub fn with_launch(mut self, launch: impl Fn(&Shape) -> Launch + 'static) -> Self {
         self.launch_override = Some(Box::new(launch));
