@@ -255,7 +255,7 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
     let verified = prepared.check(&mut runner)?;
     if let Some(grid) = runner.launched_grid().filter(|g| *g != launch.grid) {
         println!(
-            "persistent: launched as grid {grid:?}, as many blocks as the GPU runs at once, which take the {} tiles of the grid above in turns",
+            "persistent: launched as grid {grid:?}, no more blocks than the GPU runs at once, which share out the {} tiles of the grid above",
             launch.grid.0
         );
     }

@@ -49,7 +49,7 @@ impl Runner {
     }
 
     /// The grid the step's host code launched last, where it chose its own (steps 11 to 13 launch
-    /// as many clusters as the GPU runs at once, whatever the number of tiles).
+    /// no more clusters than the GPU runs at once, whatever the number of tiles).
     pub fn launched_grid(&self) -> Option<(u32, u32, u32)> {
         self.workspace.grid()
     }
