@@ -4,8 +4,8 @@
 //! checked once and then timed both ways ([`Method`]), one at a time behind the gate (how the
 //! ladder times) and back to back (how criterion and PyTorch's benchmarks time), in turns with the
 //! rungs they are compared with, each turn after its own settling runs, so that the GPU's clock,
-//! which drifts over seconds of tensor-core work, treats them alike. `cargo xtask references` records them beside
-//! the top rungs and PyTorch's `torch.matmul`.
+//! which drifts over seconds of tensor-core work, treats them alike. `cargo xtask references`
+//! records them beside the top rungs and PyTorch's `torch.matmul`.
 
 use crate::check::Prepared;
 use crate::device::{Gpu, sync};
