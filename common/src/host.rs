@@ -38,8 +38,8 @@ pub struct Workspace {
     tensor_maps: HashMap<Vec<u64>, crate::hopper::TensorMap>,
     /// Counts the driver was asked for once (step 9's resident clusters), by what they depend on.
     counts: HashMap<Vec<u64>, u32>,
-    /// The grid the host code last launched when it chose one other than the launch's (a
-    /// persistent grid), for the step binary to show.
+    /// The grid the host code last worked out for itself (a persistent grid), for the step binary
+    /// to show beside the launch's when they differ.
     grid: Option<(u32, u32, u32)>,
 }
 
