@@ -358,14 +358,13 @@ __device__ __forceinline__ void write_chunk(unsigned buf, int q, const float (&d
     }
 }
 // One consumer's 64 x W tile of accumulators d to C at (row, col) through its two staging
-// buffers at `stage`. The consumer's 128 threads meet at named barrier `id`; thread 0 talks to
-// the TMA. beta picks one of two copies of the loop, so that a C that is not read costs no
-// instructions (a test inside the loop would be issued, predicated off, for every element).
-// - beta == 0: two chunks at a time, one in each buffer, then one proxy fence and one barrier for
-//   both: the fence waits for the writes before it, so paying it per pair halves that wait.
-// - beta != 0: chunk by chunk, the TMA loading the chunk's old C into one buffer while the other
-//   may still be read by the last store. `chunks` counts the consumer's chunks so far: it picks
-//   the buffer and the parity of its `loaded` barrier.
+// buffers at `stage`, two chunks at a time: one in each buffer, then one proxy fence and one
+// barrier for both (the fence waits for the writes before it, so paying it per pair halves that
+// wait). The consumer's 128 threads meet at named barrier `id`; thread 0 talks to the TMA. With
+// READ_C the TMA first loads the pair's old C into the buffers (`loaded`; `chunks` counts the
+// consumer's chunks so far, for the barriers' parity). beta picks one of two copies of the loop
+// (READ_C), so that a C that is not read costs no instructions (a test inside the loop would be
+// issued, predicated off, for every element).
 template <class P, bool READ_C, int W, int NREG>
 __device__ __forceinline__ void store_chunks_as(const TensorMap* tmC, unsigned stage, unsigned long long* loaded,
                                                 int id, int& chunks, int row, int col, const float (&d)[NREG],
@@ -373,43 +372,27 @@ __device__ __forceinline__ void store_chunks_as(const TensorMap* tmC, unsigned s
     constexpr int CHUNK_COLS = 128 / (int)sizeof(typename P::out_t);
     static_assert(W / CHUNK_COLS % 2 == 0, "chunks come in pairs");
     const int tid = threadIdx.x % 128;
-    if constexpr (!READ_C) {
 #pragma unroll
-        for (int q = 0; q < W / CHUNK_COLS; q += 2, chunks += 2) {
-            // Both stores of the last pair must be done reading their buffers.
-            if (tid == 0) tma_store_wait<0>();
-            named_sync(id, 128);
-            write_chunk<P, false>(stage, q, d, alpha, beta);
-            write_chunk<P, false>(stage + CHUNK_BYTES, q + 1, d, alpha, beta);
-            // Every thread's writes, ordered before the TMA reads them; then one thread stores.
-            fence_async_shared();
-            named_sync(id, 128);
-            if (tid == 0) {
-                tma_store(tmC, stage, col + q * CHUNK_COLS, row);
-                tma_store(tmC, stage + CHUNK_BYTES, col + (q + 1) * CHUNK_COLS, row);
-                tma_store_commit();
-            }
+    for (int q = 0; q < W / CHUNK_COLS; q += 2, chunks += 2) {
+        // Both stores of the last pair must be done reading their buffers.
+        if (tid == 0) tma_store_wait<0>();
+        named_sync(id, 128);
+        if constexpr (READ_C) {
+            if (tid == 0)
+                for (int b = 0; b < 2; ++b) {
+                    mbar_expect_bytes(smem_addr(&loaded[b]), CHUNK_BYTES);
+                    tma_load(stage + b * CHUNK_BYTES, tmC, smem_addr(&loaded[b]), col + (q + b) * CHUNK_COLS, row);
+                }
+            for (int b = 0; b < 2; ++b) mbar_wait(smem_addr(&loaded[b]), chunks / 2 % 2);
         }
-    } else {
-#pragma unroll
-        for (int q = 0; q < W / CHUNK_COLS; ++q, ++chunks) {
-            const int b = chunks % 2;
-            const unsigned buf = stage + b * CHUNK_BYTES, bar = smem_addr(&loaded[b]);
-            // The store that last read this buffer (two chunks ago) must be done reading it.
-            if (tid == 0) tma_store_wait<1>();
-            named_sync(id, 128);
-            if (tid == 0) {
-                mbar_expect_bytes(bar, CHUNK_BYTES);
-                tma_load(buf, tmC, bar, col + q * CHUNK_COLS, row);
-            }
-            mbar_wait(bar, chunks / 2 % 2);
-            write_chunk<P, true>(buf, q, d, alpha, beta);
-            fence_async_shared();
-            named_sync(id, 128);
-            if (tid == 0) {
-                tma_store(tmC, buf, col + q * CHUNK_COLS, row);
-                tma_store_commit();
-            }
+        write_chunk<P, READ_C>(stage, q, d, alpha, beta);
+        write_chunk<P, READ_C>(stage + CHUNK_BYTES, q + 1, d, alpha, beta);
+        // Every thread's writes, ordered before the TMA reads them; then one thread stores.
+        fence_async_shared();
+        named_sync(id, 128);
+        if (tid == 0) {
+            for (int b = 0; b < 2; ++b) tma_store(tmC, stage + b * CHUNK_BYTES, col + (q + b) * CHUNK_COLS, row);
+            tma_store_commit();
         }
     }
 }

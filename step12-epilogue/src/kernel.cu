@@ -3,9 +3,9 @@
 // stores has issued: the tensor cores wait. Here C leaves the way A and B came in: each
 // consumer writes its accumulators into shared memory in chunks of 64 rows x 128 bytes, and one
 // thread hands them to the TMA, which stores them in the background while the consumer goes on
-// to the next chunks and then to the next tile's products. Two staging buffers per consumer: with
-// beta == 0 it fills both and hands them over together (one proxy fence for two chunks); with
-// beta != 0 the TMA loads a chunk's old C into one while the other's store may still read it.
+// to the next chunks and then to the next tile's products. Two staging buffers per consumer: it
+// fills both and hands them over together, one proxy fence for two chunks (with beta != 0 the TMA
+// first loads the two chunks' old C into them).
 //
 // C is stored as Prec<PREC>::out_t: FP32, or for FP16_C16 and BF16_C16 the inputs' 16-bit type,
 // which halves the bytes of C (what torch.matmul returns for 16-bit tensors). The signature is
