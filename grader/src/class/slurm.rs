@@ -177,17 +177,17 @@ impl States {
         States { sacct }
     }
 
-    /// Why a student has no card.
+    /// Why a student has no card. Slurm's end of the task comes first: a task cancelled or
+    /// timed out while its `grade` ran may still record that `grade` failed, as a consequence.
     pub fn why_missing(&self, id: &str, out: &Path) -> String {
         let dir = out.join("slurm");
         let index = super::load_roster(out).ok().and_then(|r| r.iter().position(|e| e.id == id));
-        if let Ok(text) = std::fs::read_to_string(dir.join("done").join(id)) {
-            if let Ok(v) = serde_json::from_str::<Value>(&text) {
-                return format!("not graded: {}", v["ended"].as_str().unwrap_or("no card"));
-            }
-        }
         let log = index.and_then(|i| std::fs::read_to_string(dir.join("logs").join(format!("task-{i}.log"))).ok());
         let state = index.and_then(|i| self.sacct.get(&i).cloned());
+        let ended = std::fs::read_to_string(dir.join("done").join(id))
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .map(|v| format!("not graded: {}", v["ended"].as_str().unwrap_or("no card")));
         match (state.as_deref(), log.as_deref()) {
             (Some("TIMEOUT"), _) => "task timed out (Slurm's time limit)".into(),
             (Some("NODE_FAIL"), _) => "task lost its node".into(),
@@ -196,6 +196,7 @@ impl States {
             (_, Some(l)) if l.contains("DUE TO TIME LIMIT") => "task timed out (Slurm's time limit)".into(),
             (_, Some(l)) if l.contains("NODE FAIL") || l.contains("DUE TO NODE") => "task lost its node".into(),
             (_, Some(l)) if l.contains("CANCELLED") => "task cancelled".into(),
+            _ if ended.is_some() => ended.unwrap_or_default(),
             (Some(s), _) if s == "PENDING" || s == "RUNNING" => format!("task not finished ({})", s.to_lowercase()),
             (Some(s), _) => format!("task ended without a card ({s})"),
             (None, Some(_)) => "task ended without a card (see its log)".into(),
