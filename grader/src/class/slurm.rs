@@ -184,10 +184,12 @@ impl States {
         let index = super::load_roster(out).ok().and_then(|r| r.iter().position(|e| e.id == id));
         let log = index.and_then(|i| std::fs::read_to_string(dir.join("logs").join(format!("task-{i}.log"))).ok());
         let state = index.and_then(|i| self.sacct.get(&i).cloned());
-        let ended = std::fs::read_to_string(dir.join("done").join(id))
-            .ok()
-            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-            .map(|v| format!("not graded: {}", v["ended"].as_str().unwrap_or("no card")));
+        // The task's own record of how its `grade` ended.
+        let ended = || {
+            let text = std::fs::read_to_string(dir.join("done").join(id)).ok()?;
+            let v = serde_json::from_str::<Value>(&text).ok()?;
+            Some(format!("not graded: {}", v["ended"].as_str().unwrap_or("no card")))
+        };
         match (state.as_deref(), log.as_deref()) {
             (Some("TIMEOUT"), _) => "task timed out (Slurm's time limit)".into(),
             (Some("NODE_FAIL"), _) => "task lost its node".into(),
@@ -196,11 +198,12 @@ impl States {
             (_, Some(l)) if l.contains("DUE TO TIME LIMIT") => "task timed out (Slurm's time limit)".into(),
             (_, Some(l)) if l.contains("NODE FAIL") || l.contains("DUE TO NODE") => "task lost its node".into(),
             (_, Some(l)) if l.contains("CANCELLED") => "task cancelled".into(),
-            _ if ended.is_some() => ended.unwrap_or_default(),
-            (Some(s), _) if s == "PENDING" || s == "RUNNING" => format!("task not finished ({})", s.to_lowercase()),
-            (Some(s), _) => format!("task ended without a card ({s})"),
-            (None, Some(_)) => "task ended without a card (see its log)".into(),
-            (None, None) => "not graded (no task ran for it)".into(),
+            (state, log) => ended().unwrap_or_else(|| match (state, log) {
+                (Some(s), _) if s == "PENDING" || s == "RUNNING" => format!("task not finished ({})", s.to_lowercase()),
+                (Some(s), _) => format!("task ended without a card ({s})"),
+                (None, Some(_)) => "task ended without a card (see its log)".into(),
+                (None, None) => "not graded (no task ran for it)".into(),
+            }),
         }
     }
 }
