@@ -112,6 +112,10 @@ mod tests {
         assert!(negative.contains("--timeout"), "{negative}");
         let typo = Cli::try_parse_from(["xtask", "bok"]).err().unwrap().to_string();
         assert!(typo.contains("tip: a similar subcommand exists: 'book'"), "{typo}");
+        // An experiment timed as the top rung never writes the recorded results.
+        let experiment = Cli::try_parse_from(["xtask", "references", "--define", "KREV=1"]).err().unwrap().to_string();
+        assert!(experiment.contains("--out"), "{experiment}");
+        assert!(Cli::try_parse_from(["xtask", "references", "--kernel", "x.patch", "--out", "x.json"]).is_ok());
         let help = Cli::try_parse_from(["xtask", "--help"]).err().unwrap();
         assert_eq!(help.exit_code(), 0);
         assert!(help.to_string().contains("Usage: cargo xtask <COMMAND>"), "{help}");

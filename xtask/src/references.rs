@@ -2,11 +2,14 @@
 //! the ladder against every cuBLAS configuration a user can call ([`common::fairest`]) and, when
 //! given the file `scripts/torch-matmul.py` wrote on the same GPU, PyTorch's `torch.matmul`;
 //! each timed one at a time and back to back. Writes `results/references/<gpu>.json`, which
-//! `cargo xtask book` turns into the book's table.
+//! `cargo xtask book` turns into the book's table. `--kernel` and `--define` time an experiment
+//! in the top rung's place, into the file `--out` names.
 
 use crate::results::read_json;
 use crate::sweep::{slug, today};
 use common::check::Prepared;
+use common::cli::with_defines;
+use common::compile::KernelSource;
 use common::device::Gpu;
 use common::fairest::{both_ways, checked_calls};
 use common::lt::CublasLt;
@@ -53,6 +56,13 @@ pub struct Args {
     /// The JSON file scripts/torch-matmul.py wrote on this GPU, merged into the results
     #[arg(long, value_name = "FILE")]
     torch: Option<PathBuf>,
+    /// Time this .cu file (or an experiment's .patch, applied to the top rung's kernel) as the
+    /// top rung, with the rung's launch; its figures go to --out, never to results/
+    #[arg(long, value_name = "FILE.cu", requires = "out")]
+    kernel: Option<PathBuf>,
+    /// Add or replace a compile-time define of the top rung's kernel (repeatable), with --out
+    #[arg(long, value_name = "NAME=VALUE", value_parser = common::cli::parse_define, requires = "out")]
+    define: Vec<(String, i64)>,
 }
 
 fn parse_precision(s: &str) -> Result<Precision, String> {
@@ -150,7 +160,7 @@ fn with_c_types(p: Precision) -> Vec<Precision> {
     }
 }
 
-pub fn run(Args { out, shapes, precisions, algos, torch }: Args) -> Result<(), String> {
+pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define }: Args) -> Result<(), String> {
     let shapes = if shapes.is_empty() {
         vec![Shape::cube(4096), Shape::cube(8192), Shape::new(4096, 11008, 4096)]
     } else {
@@ -162,6 +172,15 @@ pub fn run(Args { out, shapes, precisions, algos, torch }: Args) -> Result<(), S
         precisions
     };
     let torch = torch.map(|f| load_torch(&f)).transpose()?;
+    // An experiment in the top rung's place: its file and defines name the run in `tool`.
+    let defines = common::cli::static_defines(define);
+    let mut tool = String::from("cargo xtask references");
+    if let Some(k) = &kernel {
+        write!(tool, " --kernel {}", k.display()).map_err(|e| e.to_string())?;
+    }
+    for (name, value) in &defines {
+        write!(tool, " --define {name}={value}").map_err(|e| e.to_string())?;
+    }
     let e = |e: common::Error| e.to_string();
     let gpu = Gpu::shared().map_err(e)?;
     let cublas = Cublas::new(&gpu).map_err(e)?;
@@ -189,7 +208,7 @@ pub fn run(Args { out, shapes, precisions, algos, torch }: Args) -> Result<(), S
     let (date, gpu_name, cublas_version) = (today(), gpu.name.clone(), cublas.version as i64);
     let build = |rows: &[Row], wrong: &[String], hashes: &std::collections::BTreeMap<String, String>| References {
         schema: SCHEMA,
-        tool: "cargo xtask references".into(),
+        tool: tool.clone(),
         date: date.clone(),
         gpu: gpu_name.clone(),
         cublas_version,
@@ -215,12 +234,18 @@ pub fn run(Args { out, shapes, precisions, algos, torch }: Args) -> Result<(), S
             for p in with_c_types(family) {
                 let prepared = Prepared::new(&gpu, &cublas, &gemm, p, seed).map_err(e)?;
                 let rung = top_rung(p).ok_or_else(|| format!("no step of the ladder computes {p}"))?;
-                let mut runner = Runner::new(&gpu, rung, None).map_err(e)?;
+                let source =
+                    kernel.as_deref().map(|k| KernelSource::from_file_over(k, &rung.kernel)).transpose().map_err(e)?;
+                let mut runner = Runner::new(&gpu, rung, source).map_err(e)?;
+                if !defines.is_empty() {
+                    let (launch, extra) = (rung.launch, defines.clone());
+                    runner = runner.with_launch(move |s| with_defines(launch(s), &extra));
+                }
                 let v = prepared.check(&mut runner).map_err(e)?;
                 if !v.passed() {
                     return Err(format!("{} at {shape}: {}", rung.id(), v.report(&rung.id())));
                 }
-                hashes.insert(rung.id(), rung.kernel.hash());
+                hashes.insert(rung.id(), runner.kernel.hash());
                 let err = v.vs_exact.as_ref().map_or(v.vs_cpu.rel_frobenius, |x| x.rel_frobenius);
                 let (calls, left_out) = checked_calls(&gpu, &cublas, &mut lt, &prepared, algos as usize).map_err(e)?;
                 wrong.extend(left_out.into_iter().map(|w| format!("{shape}: {w}")));
