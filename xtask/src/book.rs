@@ -61,7 +61,7 @@ const LIMITS_NEXT: &[(&str, &str)] = &[
     ),
     (
         "step12-epilogue",
-        "the epilogue, which both consumers of a block run at once while the tensor pipe waits: its writes, TMA stores and proxy fences (3% of the busiest SM's cycles at 4096³, 7.5% with an FP32 C); ping-pong consumers would hide it, but their half-size tiles need 1.67 times the shared-memory bytes per product, which the SM does not have",
+        "the epilogue, which both consumers of a block run at once while the tensor pipe waits: its writes, TMA stores and proxy fences (3% of the busiest SM's cycles at 4096³, 7.5% with an FP32 C); ping-pong consumers would hide it, but their half-size tiles need 1.67 times the shared-memory bytes per product, which the SM does not have; back to back it runs at the 700 W limit at cuBLAS's clock, so energy per GEMM is its time",
     ),
 ];
 
