@@ -222,11 +222,7 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
     // The kernel file first: a missing file is the problem to report, whatever the machine has.
     let kernel = opts.kernel.as_deref().map(|k| KernelSource::from_file_over(k, &step.kernel)).transpose()?;
     let gpu = Gpu::shared()?;
-    let mut runner = Runner::new(&gpu, step, kernel)?;
-    if !opts.defines.is_empty() {
-        let (launch, extra) = (step.launch, opts.defines.clone());
-        runner = runner.with_launch(move |s| with_defines(launch(s), &extra));
-    }
+    let mut runner = Runner::new(&gpu, step, kernel)?.with_defines(&opts.defines);
     let cublas = Cublas::new(&gpu)?;
     let gemm = opts.gemm;
     let (nv_major, nv_minor) = nvrtc_version()?;

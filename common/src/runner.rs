@@ -60,6 +60,16 @@ impl Runner {
         self
     }
 
+    /// The same runner with compile-time defines added to or replacing those of the step's launch
+    /// (an experiment's `--define`); none leaves it as it is.
+    pub fn with_defines(self, defines: &[(&'static str, i64)]) -> Self {
+        if defines.is_empty() {
+            return self;
+        }
+        let (launch, extra) = (self.step.launch, defines.to_vec());
+        self.with_launch(move |s| crate::cli::with_defines(launch(s), &extra))
+    }
+
     /// The launch for `shape`, checked against CUDA's limits and the index range.
     pub fn launch_for(&self, shape: &Shape) -> Result<Launch> {
         shape.check_32bit()?;

@@ -8,7 +8,6 @@
 use crate::results::read_json;
 use crate::sweep::{slug, today};
 use common::check::Prepared;
-use common::cli::with_defines;
 use common::compile::KernelSource;
 use common::device::Gpu;
 use common::fairest::{both_ways, checked_calls};
@@ -172,7 +171,17 @@ pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define }: Args)
         precisions
     };
     let torch = torch.map(|f| load_torch(&f)).transpose()?;
-    // An experiment in the top rung's place: its file and defines name the run in `tool`.
+    // An experiment in the top rung's place, read once per rung before the GPU is asked for; its
+    // file and defines name the run in `tool`.
+    let mut experiments = std::collections::BTreeMap::new();
+    if let Some(k) = &kernel {
+        for rung in precisions.iter().flat_map(|&f| with_c_types(f)).filter_map(top_rung) {
+            if !experiments.contains_key(rung.name) {
+                experiments
+                    .insert(rung.name, KernelSource::from_file_over(k, &rung.kernel).map_err(|e| e.to_string())?);
+            }
+        }
+    }
     let defines = common::cli::static_defines(define);
     let mut tool = String::from("cargo xtask references");
     if let Some(k) = &kernel {
@@ -234,13 +243,8 @@ pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define }: Args)
             for p in with_c_types(family) {
                 let prepared = Prepared::new(&gpu, &cublas, &gemm, p, seed).map_err(e)?;
                 let rung = top_rung(p).ok_or_else(|| format!("no step of the ladder computes {p}"))?;
-                let source =
-                    kernel.as_deref().map(|k| KernelSource::from_file_over(k, &rung.kernel)).transpose().map_err(e)?;
-                let mut runner = Runner::new(&gpu, rung, source).map_err(e)?;
-                if !defines.is_empty() {
-                    let (launch, extra) = (rung.launch, defines.clone());
-                    runner = runner.with_launch(move |s| with_defines(launch(s), &extra));
-                }
+                let source = experiments.get(rung.name).cloned();
+                let mut runner = Runner::new(&gpu, rung, source).map_err(e)?.with_defines(&defines);
                 let v = prepared.check(&mut runner).map_err(e)?;
                 if !v.passed() {
                     return Err(format!("{} at {shape}: {}", rung.id(), v.report(&rung.id())));
