@@ -150,17 +150,6 @@ impl Options {
     }
 }
 
-/// `launch` with each define in `extra` replaced or added.
-pub fn with_defines(mut launch: crate::Launch, extra: &[(&'static str, i64)]) -> crate::Launch {
-    for &(name, value) in extra {
-        match launch.defines.iter_mut().find(|(n, _)| *n == name) {
-            Some(d) => d.1 = value,
-            None => launch.defines.push((name, value)),
-        }
-    }
-    launch
-}
-
 /// The header of the result table every tool prints.
 pub const TABLE_HEADER: &str = "| kernel | shape | alpha | beta | time (ms) | GFLOP/s | cuBLAS GFLOP/s | % of cuBLAS | check |\n|---|---|---:|---:|---:|---:|---:|---:|---|";
 

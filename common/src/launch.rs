@@ -76,3 +76,14 @@ pub struct WarpTiles {
 pub const fn ceil_div(a: usize, b: usize) -> usize {
     a.div_ceil(b)
 }
+
+/// `launch` with each define in `extra` replaced or added.
+pub fn with_defines(mut launch: Launch, extra: &[(&'static str, i64)]) -> Launch {
+    for &(name, value) in extra {
+        match launch.defines.iter_mut().find(|(n, _)| *n == name) {
+            Some(d) => d.1 = value,
+            None => launch.defines.push((name, value)),
+        }
+    }
+    launch
+}

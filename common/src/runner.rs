@@ -67,7 +67,7 @@ impl Runner {
             return self;
         }
         let (launch, extra) = (self.step.launch, defines.to_vec());
-        self.with_launch(move |s| crate::cli::with_defines(launch(s), &extra))
+        self.with_launch(move |s| crate::launch::with_defines(launch(s), &extra))
     }
 
     /// The launch for `shape`, checked against CUDA's limits and the index range.

@@ -89,7 +89,7 @@ pub fn run(
         };
         for c in candidates(p) {
             let (of_candidate, extra) = (c.launch, extra.clone());
-            let with_extra = move |s: &Shape| crate::cli::with_defines(of_candidate(s), &extra);
+            let with_extra = move |s: &Shape| crate::launch::with_defines(of_candidate(s), &extra);
             let launch = with_extra(&shape);
             let row = format!("| {p} | {} |", c.label);
             let mut runner = Runner::new(&gpu, step, kernel.clone())?.with_launch(with_extra);

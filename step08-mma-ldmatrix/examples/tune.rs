@@ -9,7 +9,7 @@
 //!
 //!     cargo run --release -p step08-mma-ldmatrix --example tune08 [-- MxNxK [fp16|bf16|tf32|fp64|3xtf32]]
 
-use common::cli::with_defines;
+use common::launch::with_defines;
 use common::tune::Candidate;
 use common::{Precision, Shape};
 use step08_mma_ldmatrix::{VARIANTS, WarpTiles, launch_with, tiles};

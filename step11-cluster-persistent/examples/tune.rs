@@ -22,7 +22,7 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
     .map(|t| Candidate::new(t.to_string(), move |s| launch_with(s, p, t)))
     .collect();
     v.push(Candidate::new(format!("{base}, no half jobs"), move |s| {
-        common::cli::with_defines(launch_with(s, p, base), &[("HALVES", 0)])
+        common::launch::with_defines(launch_with(s, p, base), &[("HALVES", 0)])
     }));
     v
 }

@@ -7,9 +7,9 @@
 //! NVRTC the compile trials are ignored, without a GPU the rest.
 
 use common::check::{Prepared, Verified};
-use common::cli::with_defines;
 use common::compile::compile;
 use common::device::{Gpu, nvrtc_present};
+use common::launch::with_defines;
 use common::matrix::DeviceMatrix;
 use common::precision::{tf32_rna, tf32_rne};
 use common::probe::probes;

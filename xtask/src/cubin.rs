@@ -43,7 +43,7 @@ impl Target {
             None => self.step.kernel.clone(),
         };
         let extra = common::cli::static_defines(self.define);
-        let launch = common::cli::with_defines((self.step.launch)(&self.shape), &extra);
+        let launch = common::launch::with_defines((self.step.launch)(&self.shape), &extra);
         let arch = self.step.arch.map_or(self.arch, str::to_string);
         let compiled = compile(&source, &launch.defines, &arch).map_err(|e| e.to_string())?;
         Ok(Built { source, launch, arch, compiled })
