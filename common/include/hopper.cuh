@@ -411,24 +411,32 @@ __device__ __forceinline__ void store_chunks(const TensorMap* tmC, unsigned stag
 // CLUSTER, BM and BN). Jobs are numbered down a group of G cluster rows (GROUP), one column of the
 // group after another, then the next group: the jobs running at the same time (consecutive
 // numbers) cover a squarish patch of C and share its rows of A and columns of B in L2, where row
-// after row (G = 1) every patch would need all of B.
+// after row (G = 1) every patch would need all of B. The odd groups go right to left, so that the
+// turn that starts a group shares columns of B with the turn that ended the last one.
 template <int TM, int TN, int CM, int G>
 __device__ __forceinline__ int2 job_origin(int job, int M, int N, unsigned rank) {
     const int cols = CEIL_DIV(N, TN), rows = CEIL_DIV(CEIL_DIV(M, TM), CM);
-    const int first = job / (G * cols) * G, height = min(G, rows - first);
+    const int group = job / (G * cols), first = group * G, height = min(G, rows - first);
     const int in_group = job % (G * cols);
-    const int row = first + in_group % height, col = in_group / height;
+    const int row = first + in_group % height, col = group % 2 ? cols - 1 - in_group / height : in_group / height;
     return make_int2((row * CM + (int)rank) * TM, col * TN);
 }
 
 // What a cluster computes in one turn: its block's tile of C at `at` (row, column), `width`
 // columns wide, over K-tiles k0 to k1. A partial turn leaves its sums for another cluster
 // (save_partial); a turn that ends a job adds the partials of the `peers` clusters before it
-// (add_partials) and stores the tile.
+// (add_partials) and stores the tile. Odd turns load their K-tiles last to first (`backwards`):
+// the jobs of consecutive turns share rows of A or columns of B, and a turn then starts on the
+// K-tiles the turn before loaded last, which L2 still holds, where K-tile 0 is long evicted.
 struct Work {
     int2 at;
     int width, k0, k1, peers;
-    bool partial;
+    bool partial, backwards;
+    // The K-tile to load first, and the step to the next (k1 - k0 of them). A schedule built
+    // without the count of K-tiles (step 13's) gives no K range: such a kernel reverses its own
+    // count.
+    __device__ int k_first() const { return backwards ? k1 - 1 : k0; }
+    __device__ int k_step() const { return backwards ? -1 : 1; }
 };
 // Most blocks x consumer warpgroups whose partial sums the last turn can keep (below).
 constexpr int MAX_PARTIALS = 144 * 2;
@@ -452,10 +460,12 @@ struct Schedule {
             tail = t, whole = jobs - t;
         units = tail ? whole : whole + 2 * (jobs - whole);
     }
-    __device__ Work unit(int u, int M, int N, unsigned rank) const {
-        if (u < whole) return {job_origin<TM, TN, CM, G>(u, M, N, rank), TN, 0, tiles, 0, false};
+    // Unit u, taken as a cluster's turn number `turn`.
+    __device__ Work unit(int u, int M, int N, unsigned rank, int turn) const {
+        const bool back = turn % 2;
+        if (u < whole) return {job_origin<TM, TN, CM, G>(u, M, N, rank), TN, 0, tiles, 0, false, back};
         const int2 at = job_origin<TM, TN, CM, G>(whole + (u - whole) / 2, M, N, rank);
-        return {make_int2(at.x, at.y + (u - whole) % 2 * (TN / 2)), TN / 2, 0, tiles, 0, false};
+        return {make_int2(at.x, at.y + (u - whole) % 2 * (TN / 2)), TN / 2, 0, tiles, 0, false, back};
     }
     __device__ int begin(int c) const { return (int)((long long)c * tail * tiles / clusters); }
     // Turn i of cluster c into w; false after its last. Its units first, then its share of the
@@ -466,7 +476,7 @@ struct Schedule {
     __device__ bool turn(int c, int i, int M, int N, unsigned rank, Work& w) const {
         const int own = c < units ? (units - 1 - c) / clusters + 1 : 0;
         if (i < own) {
-            w = unit(c + i * clusters, M, N, rank);
+            w = unit(c + i * clusters, M, N, rank, i);
             return true;
         }
         if (tail == 0) return false;
@@ -476,7 +486,7 @@ struct Schedule {
         else if (i == own + (e > next)) k0 = b, k1 = min(e, next);
         else return false;
         const int job = k0 / tiles;
-        w = {job_origin<TM, TN, CM, G>(whole + job, M, N, rank), TN, k0 - job * tiles, k1 - job * tiles, 0, k1 < (job + 1) * tiles};
+        w = {job_origin<TM, TN, CM, G>(whole + job, M, N, rank), TN, k0 - job * tiles, k1 - job * tiles, 0, k1 < (job + 1) * tiles, i % 2 == 1};
         if (!w.partial)
             while (c - 1 - w.peers >= 0 && begin(c - w.peers) > job * tiles) ++w.peers;
         return true;

@@ -79,16 +79,16 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 // B comes in boxes of 64 columns of C (8 KiB: 64 x BK); this block loads its
                 // share of the unit's boxes for the whole cluster.
                 const int boxes = w.width / 64 / CLUSTER;
-                for (int t = w.k0; t < w.k1; ++t, ++it) {
+                for (int t = w.k0, k = w.k_first() * BK; t < w.k1; ++t, ++it, k += w.k_step() * BK) {
                     const int s = it % STAGES;
                     // Wait until the consumers of the cluster released this buffer's last use.
                     if (it >= STAGES) mbar_wait(smem_addr(&empty[s]), (it / STAGES + 1) % 2);
                     // A, and all of the unit's B (own part + peers')
                     const unsigned bar = smem_addr(&full[s]);
                     mbar_expect_bytes(bar, A_BYTES + w.width * ROW);
-                    tma_load(a_tile(s), &tmA, bar, t * BK, w.at.x);
+                    tma_load(a_tile(s), &tmA, bar, k, w.at.x);
                     for (int j = rank * boxes; j < (int)(rank + 1) * boxes; ++j)
-                        tma_load(b_tile(s) + j * BOX_BYTES, &tmB, bar, w.at.y + 64 * j, t * BK, MULTICAST);
+                        tma_load(b_tile(s) + j * BOX_BYTES, &tmB, bar, w.at.y + 64 * j, k, MULTICAST);
                 }
             }
         }

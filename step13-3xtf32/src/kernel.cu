@@ -196,10 +196,10 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
         if (tid == 0) {
             int it = 0;
             for (int u = first; u < jobs.units; u += stride) {
-                const Work w = jobs.unit(u, N, M, rank);  // at.x: its first column of C, at.y: first row
+                const Work w = jobs.unit(u, N, M, rank, (u - first) / stride);  // at.x: its first column of C, at.y: first row
                 const int boxes = BN / 64 / CLUSTER;
-                for (int t = 0; t < tiles; ++t, ++it) {
-                    const int s = it % STAGES;
+                for (int i = 0; i < tiles; ++i, ++it) {
+                    const int s = it % STAGES, t = w.backwards ? tiles - 1 - i : i;  // this schedule keeps no K range
                     if (it >= STAGES) mbar_wait(smem_addr(&empty[s]), (it / STAGES + 1) % 2);
                     const unsigned bar = smem_addr(&full[s]);
                     mbar_expect_bytes(bar, STAGE_BYTES);
@@ -235,7 +235,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
         unsigned it = 0;  // buffers used so far, as the producer counts them
         int rounds = 0;
         for (int u = first; u < jobs.units; u += stride) {
-            const Work w = jobs.unit(u, N, M, rank);
+            const Work w = jobs.unit(u, N, M, rank, (u - first) / stride);
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
             if constexpr (!P::split) {
