@@ -62,6 +62,11 @@ impl KernelSource {
     /// A stable 64-bit FNV-1a hash of the kernel and the shared headers it includes, as 16 hex
     /// digits: recorded results name the exact source they came from.
     pub fn hash(&self) -> String {
+        self.hash_with(HEADERS)
+    }
+
+    /// [`Self::hash`] with other texts of the shared headers (as of an older commit).
+    pub fn hash_with(&self, headers: &[(&str, &str)]) -> String {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         let mut eat = |bytes: &[u8]| {
             for b in bytes {
@@ -70,7 +75,7 @@ impl KernelSource {
             }
         };
         eat(self.code.as_bytes());
-        for (name, text) in HEADERS.iter().filter(|(name, _)| self.code.contains(&format!("#include \"{name}\""))) {
+        for (name, text) in headers.iter().filter(|(name, _)| self.code.contains(&format!("#include \"{name}\""))) {
             eat(name.as_bytes());
             eat(text.as_bytes());
         }
@@ -183,7 +188,7 @@ pub fn compile(source: &KernelSource, defines: &[(&str, i64)], arch: &str) -> Re
             return Ok(compiled);
         }
     }
-    let compiled = Arc::new(compile_uncached(source, defines, arch)?);
+    let compiled = Arc::new(compile_with_headers(source, HEADERS, defines, arch)?);
     if let Some(f) = &file {
         // Best effort: the log first, so that a CUBIN on disk always has its log.
         let _ =
@@ -197,14 +202,20 @@ fn cstring(text: &str, what: &str) -> Result<CString> {
     CString::new(text).map_err(|_| Error::BadInput(format!("{what} contains a NUL byte")))
 }
 
-fn compile_uncached(source: &KernelSource, defines: &[(&str, i64)], arch: &str) -> Result<Compiled> {
+/// [`compile`] with other texts of the shared headers (as of an older commit), uncached.
+pub fn compile_with_headers(
+    source: &KernelSource,
+    headers: &[(&str, &str)],
+    defines: &[(&str, i64)],
+    arch: &str,
+) -> Result<Compiled> {
     if !nvrtc_present() {
         return Err(Error::NoNvrtc);
     }
     let src = cstring(&source.code, &source.name)?;
     let name = cstring(&source.name, "kernel file name")?;
-    let header_texts: Vec<CString> = HEADERS.iter().map(|(n, t)| cstring(t, n)).collect::<Result<_>>()?;
-    let header_names: Vec<CString> = HEADERS.iter().map(|(n, _)| cstring(n, n)).collect::<Result<_>>()?;
+    let header_texts: Vec<CString> = headers.iter().map(|(n, t)| cstring(t, n)).collect::<Result<_>>()?;
+    let header_names: Vec<CString> = headers.iter().map(|(n, _)| cstring(n, n)).collect::<Result<_>>()?;
     let text_ptrs: Vec<*const c_char> = header_texts.iter().map(|c| c.as_ptr()).collect();
     let name_ptrs: Vec<*const c_char> = header_names.iter().map(|c| c.as_ptr()).collect();
 
@@ -233,7 +244,7 @@ fn compile_uncached(source: &KernelSource, defines: &[(&str, i64)], arch: &str) 
             &mut prog,
             src.as_ptr(),
             name.as_ptr(),
-            HEADERS.len() as i32,
+            headers.len() as i32,
             text_ptrs.as_ptr(),
             name_ptrs.as_ptr(),
         )

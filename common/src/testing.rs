@@ -198,6 +198,35 @@ pub fn compile_targets(step: &Step) -> Vec<&'static str> {
     step.arch.map_or(vec!["sm_80", "sm_90"], |a| vec![a])
 }
 
+/// Whether `old` (a kernel with its shared headers as of an older commit) and the step's kernel
+/// today compile to the same CUBIN, byte for byte, in every variant the step launches and for every
+/// target: then results measured with `old` were measured with today's machine code. The count of
+/// CUBINs compared, or the first variant that differs.
+pub fn same_machine_code(
+    step: &Step,
+    old: &crate::KernelSource,
+    old_headers: &[(&str, &str)],
+) -> Result<usize, String> {
+    use crate::compile::{HEADERS, compile_with_headers};
+    let mut compared = 0;
+    for launch in variants(step) {
+        for arch in compile_targets(step) {
+            let build = |source, headers| compile_with_headers(source, headers, &launch.defines, arch);
+            let then = build(old, old_headers).map_err(|e| format!("{} as it was: {e}", step.id()))?;
+            let now = build(&step.kernel, HEADERS).map_err(|e| format!("{}: {e}", step.id()))?;
+            if then.cubin != now.cubin {
+                return Err(format!(
+                    "{} compiles to other machine code on {arch} with {:?}",
+                    step.id(),
+                    launch.defines
+                ));
+            }
+            compared += 1;
+        }
+    }
+    Ok(compared)
+}
+
 /// Compiles one variant and checks what ptxas reports: no spills, no stack, and no wgmma that
 /// ptxas had to serialize (its notes C7512, C7519: a slow kernel, still correct).
 pub fn compiles_cleanly(source: &crate::KernelSource, defines: &[(&str, i64)], arch: &str) -> Result<(), String> {

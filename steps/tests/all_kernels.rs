@@ -3,9 +3,9 @@
 //! kernel) compile with NVRTC (ignored when libnvrtc is absent). Each step's own variants are
 //! compiled by the step's test binary.
 
-use common::compile::compile;
+use common::compile::{HEADERS, compile};
 use common::device::nvrtc_present;
-use common::testing::{compiles_cleanly, variant_shapes};
+use common::testing::{compiles_cleanly, same_machine_code, variant_shapes};
 use common::{KernelSource, Shape, Step};
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -52,6 +52,31 @@ fn compile_errors_name_file_and_line() -> Result<(), Failed> {
     }
 }
 
+/// `cargo xtask rehash` keeps a step's results across a header edit only where its CUBINs stay
+/// the same: a comment added at the end of the Hopper header changes none of step 9's, a wait
+/// that tests instead of trying changes them.
+fn rehash_compares_machine_code() -> Result<(), Failed> {
+    let step = steps::ALL.iter().find(|s| s.id() == "step09-wgmma-tma-fp16").ok_or("no step 9")?;
+    let edited = |edit: &dyn Fn(&str) -> String| -> Vec<(&'static str, String)> {
+        HEADERS.iter().map(|(n, t)| (*n, if *n == "hopper.cuh" { edit(t) } else { t.to_string() })).collect()
+    };
+    let same = |headers: &[(&'static str, String)]| {
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, t)| (*n, t.as_str())).collect();
+        same_machine_code(step, &step.kernel, &headers)
+    };
+    let comment = edited(&|t| format!("{t}\n// a comment no kernel compiles\n"));
+    let compared = same(&comment)?;
+    if compared == 0 {
+        return Err("no CUBIN compared".into());
+    }
+    let wait = edited(&|t| t.replace("mbarrier.try_wait.parity", "mbarrier.test_wait.parity"));
+    match same(&wait) {
+        Err(e) if e.contains("other machine code") => Ok(()),
+        Err(e) => Err(format!("unexpected error: {e}").into()),
+        Ok(_) => Err("a changed wait left the machine code the same".into()),
+    }
+}
+
 fn main() -> std::process::ExitCode {
     common::cli::program_start();
     let args = Arguments::from_args();
@@ -69,6 +94,11 @@ fn main() -> std::process::ExitCode {
             .with_kind("nvrtc")
             .with_ignored_flag(no_nvrtc),
     ];
+    trials.push(
+        Trial::test("nvrtc/rehash-compares-machine-code", rehash_compares_machine_code)
+            .with_kind("nvrtc")
+            .with_ignored_flag(no_nvrtc),
+    );
     for (pad, arch) in [0, 1].into_iter().flat_map(|p| ARCHS.map(|a| (p, a))) {
         trials.push(
             Trial::test(format!("step04-bankfree/roof-pad{pad}-{arch}"), move || roof_compiles(pad, arch))

@@ -7,6 +7,7 @@ mod cubin;
 mod mix;
 mod ptxas;
 mod references;
+mod rehash;
 mod results;
 mod svg;
 mod sweep;
@@ -47,6 +48,9 @@ enum Task {
     /// The top rung against every cuBLAS configuration and PyTorch, timed both ways (needs a
     /// GPU), into results/references/<gpu>.json
     References(references::Args),
+    /// Keep the recorded results of steps whose source changed but whose CUBINs did not, byte for
+    /// byte (an edit to a shared header they do not use; needs git and NVRTC, no GPU)
+    Rehash(rehash::Args),
     /// The book's tables and charts from the recorded results
     Book {
         /// Change nothing; fail on stale generated files, kernels changed since their
@@ -70,6 +74,7 @@ fn main() -> ExitCode {
         Task::Mix(args) => mix::run(args),
         Task::Sweep(args) => sweep::run(args),
         Task::References(args) => references::run(args),
+        Task::Rehash(args) => rehash::run(args),
         Task::Book { check } => book::run(check),
         Task::Grader(command) => grader::run(command),
     };
@@ -116,6 +121,9 @@ mod tests {
         let experiment = Cli::try_parse_from(["xtask", "references", "--define", "KREV=1"]).err().unwrap().to_string();
         assert!(experiment.contains("--out"), "{experiment}");
         assert!(Cli::try_parse_from(["xtask", "references", "--kernel", "x.patch", "--out", "x.json"]).is_ok());
+        // A rehash names the commit the results were swept from.
+        let rehash = Cli::try_parse_from(["xtask", "rehash"]).err().unwrap().to_string();
+        assert!(rehash.contains("--from"), "{rehash}");
         let help = Cli::try_parse_from(["xtask", "--help"]).err().unwrap();
         assert_eq!(help.exit_code(), 0);
         assert!(help.to_string().contains("Usage: cargo xtask <COMMAND>"), "{help}");

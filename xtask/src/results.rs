@@ -26,7 +26,25 @@ pub struct Sweep {
     pub cublas_math: String,
     /// Each step's kernel source hash (`KernelSource::hash`) when it was swept.
     pub kernel_hashes: BTreeMap<String, String>,
+    /// Steps whose source changed after their sweep while their machine code did not (`cargo
+    /// xtask rehash`): their hash above is today's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rehashed: Vec<Rehash>,
     pub runs: Vec<Run>,
+}
+
+/// A step's recorded hash moved to a source that compiles to the same CUBINs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rehash {
+    pub step: String,
+    /// The hash the step was swept with, and the commit whose sources have it.
+    pub from: String,
+    pub commit: String,
+    pub to: String,
+    /// CUBINs compared, byte for byte (every variant the step launches, every target).
+    pub cubins: usize,
+    pub date: String,
 }
 
 /// The GPU a sweep ran on.

@@ -116,7 +116,7 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
     // is unchanged (a long sweep can be run a few shapes at a time).
     let mut kernel_hashes: std::collections::BTreeMap<String, String> =
         steps.iter().map(|s| (s.id(), s.kernel.hash())).collect();
-    let (kept, old_hashes) = if merge && out.exists() {
+    let (kept, old_hashes, old_rehashed) = if merge && out.exists() {
         let old = crate::results::read(&out)?;
         let unchanged = |r: &Run| {
             kernel_hashes.get(&r.step).is_none_or(|hash| {
@@ -132,9 +132,9 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
             .map(|r| Run { date: Some(r.date.clone().unwrap_or_else(|| old.date.clone())), ..r })
             .collect();
         println!("merging: {} recorded runs kept from {}", kept.len(), out.display());
-        (kept, old.kernel_hashes)
+        (kept, old.kernel_hashes, old.rehashed)
     } else {
-        (Vec::new(), Default::default())
+        (Vec::new(), Default::default(), Vec::new())
     };
     for (id, hash) in old_hashes {
         kernel_hashes.entry(id).or_insert(hash);
@@ -169,6 +169,12 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
                 .iter()
                 .filter(|(id, _)| swept.contains(&id.as_str()) || kept.iter().any(|r| &r.step == *id))
                 .map(|(id, h)| (id.clone(), h.clone()))
+                .collect(),
+            // A rehash stands while the step keeps the hash it gave and is not swept again.
+            rehashed: old_rehashed
+                .iter()
+                .filter(|r| kernel_hashes.get(&r.step) == Some(&r.to) && !swept.contains(&r.step.as_str()))
+                .cloned()
                 .collect(),
             runs: kept.iter().cloned().chain(runs.iter().cloned()).collect(),
         };
