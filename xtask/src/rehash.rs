@@ -79,7 +79,7 @@ pub fn run(args: Args) -> Result<(), String> {
             match common::testing::same_machine_code(step, &old, &headers) {
                 Ok(cubins) => {
                     println!("{id}: the same {cubins} CUBINs as at {}: hash {recorded} -> {now}", args.from);
-                    sweep.rehashed.retain(|r| r.step != id);
+                    // Appended: a second rehash of a step extends the chain back to its sweep.
                     sweep.rehashed.push(Rehash {
                         step: id.clone(),
                         from: recorded,

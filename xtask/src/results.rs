@@ -27,7 +27,7 @@ pub struct Sweep {
     /// Each step's kernel source hash (`KernelSource::hash`) when it was swept.
     pub kernel_hashes: BTreeMap<String, String>,
     /// Steps whose source changed after their sweep while their machine code did not (`cargo
-    /// xtask rehash`): their hash above is today's.
+    /// xtask rehash`), oldest first: their hash above is the last record's `to`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rehashed: Vec<Rehash>,
     pub runs: Vec<Run>,

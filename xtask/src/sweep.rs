@@ -170,12 +170,8 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
                 .filter(|(id, _)| swept.contains(&id.as_str()) || kept.iter().any(|r| &r.step == *id))
                 .map(|(id, h)| (id.clone(), h.clone()))
                 .collect(),
-            // A rehash stands while the step keeps the hash it gave and is not swept again.
-            rehashed: old_rehashed
-                .iter()
-                .filter(|r| kernel_hashes.get(&r.step) == Some(&r.to) && !swept.contains(&r.step.as_str()))
-                .cloned()
-                .collect(),
+            // A rehash stays while runs it vouches for are kept (they were all measured before it).
+            rehashed: old_rehashed.iter().filter(|r| kept.iter().any(|k| k.step == r.step)).cloned().collect(),
             runs: kept.iter().cloned().chain(runs.iter().cloned()).collect(),
         };
         write(&out, &sweep)
