@@ -182,8 +182,13 @@ pub fn variant_shapes() -> Vec<Shape> {
 
 /// Every distinct launch (by its defines) a step picks for [`variant_shapes`].
 pub fn variants(step: &Step) -> Vec<crate::Launch> {
+    variants_for(step, &variant_shapes())
+}
+
+/// Every distinct launch (by its defines) a step picks for `shapes`.
+pub fn variants_for(step: &Step, shapes: &[Shape]) -> Vec<crate::Launch> {
     let mut out: Vec<crate::Launch> = Vec::new();
-    for s in variant_shapes().iter().filter(|s| !s.is_empty()) {
+    for s in shapes.iter().filter(|s| !s.is_empty()) {
         let l = (step.launch)(s);
         if !out.iter().any(|o| o.defines == l.defines) {
             out.push(l);
@@ -199,17 +204,20 @@ pub fn compile_targets(step: &Step) -> Vec<&'static str> {
 }
 
 /// Whether `old` (a kernel with its shared headers as of an older commit) and the step's kernel
-/// today compile to the same CUBIN, byte for byte, in every variant the step launches and for every
-/// target: then results measured with `old` were measured with today's machine code. The count of
-/// CUBINs compared, or the first variant that differs.
+/// today compile to the same CUBIN, byte for byte, in every variant the step launches for
+/// [`variant_shapes`] and `shapes` (those of the recorded runs) and for every target: then results
+/// measured with `old` were measured with today's machine code. The count of CUBINs compared, or
+/// the first variant that differs.
 pub fn same_machine_code(
     step: &Step,
     old: &crate::KernelSource,
     old_headers: &[(&str, &str)],
+    shapes: &[Shape],
 ) -> Result<usize, String> {
     use crate::compile::{HEADERS, compile_with_headers};
     let mut compared = 0;
-    for launch in variants(step) {
+    let all: Vec<Shape> = variant_shapes().into_iter().chain(shapes.iter().copied()).collect();
+    for launch in variants_for(step, &all) {
         for arch in compile_targets(step) {
             let build = |source, headers| compile_with_headers(source, headers, &launch.defines, arch);
             let then = build(old, old_headers).map_err(|e| format!("{} as it was: {e}", step.id()))?;

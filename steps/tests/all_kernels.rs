@@ -62,7 +62,7 @@ fn rehash_compares_machine_code() -> Result<(), Failed> {
     };
     let same = |headers: &[(&'static str, String)]| {
         let headers: Vec<(&str, &str)> = headers.iter().map(|(n, t)| (*n, t.as_str())).collect();
-        same_machine_code(step, &step.kernel, &headers)
+        same_machine_code(step, &step.kernel, &headers, &[])
     };
     let comment = edited(&|t| format!("{t}\n// a comment no kernel compiles\n"));
     let compared = same(&comment)?;

@@ -76,7 +76,14 @@ pub fn run(args: Args) -> Result<(), String> {
                 left.push(format!("{id}: its results were not swept from {}'s sources", args.from));
                 continue;
             }
-            match common::testing::same_machine_code(step, &old, &headers) {
+            // The variants of the recorded runs, as well as those of the suite's shapes.
+            let shapes: Vec<common::Shape> = sweep
+                .runs
+                .iter()
+                .filter(|r| r.step == id)
+                .map(|r| common::Shape::new(r.m as usize, r.n as usize, r.k as usize))
+                .collect();
+            match common::testing::same_machine_code(step, &old, &headers, &shapes) {
                 Ok(cubins) => {
                     println!("{id}: the same {cubins} CUBINs as at {}: hash {recorded} -> {now}", args.from);
                     // Appended: a second rehash of a step extends the chain back to its sweep.
