@@ -214,14 +214,14 @@ pub fn same_machine_code(
     old_headers: &[(&str, &str)],
     shapes: &[Shape],
 ) -> Result<usize, String> {
-    use crate::compile::{HEADERS, compile_with_headers};
+    use crate::compile::{compile, compile_with_headers};
     let mut compared = 0;
     let all: Vec<Shape> = variant_shapes().into_iter().chain(shapes.iter().copied()).collect();
     for launch in variants_for(step, &all) {
         for arch in compile_targets(step) {
-            let build = |source, headers| compile_with_headers(source, headers, &launch.defines, arch);
-            let then = build(old, old_headers).map_err(|e| format!("{} as it was: {e}", step.id()))?;
-            let now = build(&step.kernel, HEADERS).map_err(|e| format!("{}: {e}", step.id()))?;
+            let then = compile_with_headers(old, old_headers, &launch.defines, arch)
+                .map_err(|e| format!("{} as it was: {e}", step.id()))?;
+            let now = compile(&step.kernel, &launch.defines, arch).map_err(|e| format!("{}: {e}", step.id()))?;
             if then.cubin != now.cubin {
                 return Err(format!(
                     "{} compiles to other machine code on {arch} with {:?}",

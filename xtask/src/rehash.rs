@@ -21,28 +21,22 @@ pub struct Args {
     results: Option<PathBuf>,
 }
 
-/// A file as it was at `commit`, or None where it did not exist.
-fn git_show(root: &Path, commit: &str, path: &str) -> Option<String> {
-    let out = Command::new("git").arg("-C").arg(root).args(["show", &format!("{commit}:{path}")]).output().ok()?;
+/// What `git -C root ARGS` prints, or None where it fails.
+fn git(root: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("git").arg("-C").arg(root).args(args).output().ok()?;
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn resolve(root: &Path, rev: &str) -> Result<String, String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["rev-parse", "--verify", &format!("{rev}^{{commit}}")])
-        .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("{rev} is not a commit of {}", root.display()));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+/// A file as it was at `commit`, or None where it did not exist.
+fn git_show(root: &Path, commit: &str, path: &str) -> Option<String> {
+    git(root, &["show", &format!("{commit}:{path}")])
 }
 
 pub fn run(args: Args) -> Result<(), String> {
     let root = crate::bundle::root();
-    let commit = resolve(&root, &args.from)?;
+    let commit = git(&root, &["rev-parse", "--verify", &format!("{}^{{commit}}", args.from)])
+        .map(|c| c.trim().to_string())
+        .ok_or_else(|| format!("{} is not a commit of {}", args.from, root.display()))?;
     let files = match args.results {
         Some(f) => vec![f],
         None => crate::results::load_all(&root)?
