@@ -39,10 +39,7 @@ pub fn run(args: Args) -> Result<(), String> {
         .ok_or_else(|| format!("{} is not a commit of {}", args.from, root.display()))?;
     let files = match args.results {
         Some(f) => vec![f],
-        None => crate::results::load_all(&root)?
-            .iter()
-            .map(|r| root.join("results").join(format!("{}.json", r.slug)))
-            .collect(),
+        None => crate::results::files(&root)?,
     };
     let headers: Vec<(&str, String)> = HEADERS
         .iter()

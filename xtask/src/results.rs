@@ -205,8 +205,8 @@ pub fn write(path: &Path, sweep: &Sweep) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Every results file of the workspace at `root`, sorted by name.
-pub fn load_all(root: &Path) -> Result<Vec<Results>, String> {
+/// The paths of the results files of the workspace at `root`, sorted by name.
+pub fn files(root: &Path) -> Result<Vec<PathBuf>, String> {
     let dir = root.join("results");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
@@ -214,7 +214,12 @@ pub fn load_all(root: &Path) -> Result<Vec<Results>, String> {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
-    files
+    Ok(files)
+}
+
+/// Every results file of the workspace at `root`, sorted by name.
+pub fn load_all(root: &Path) -> Result<Vec<Results>, String> {
+    files(root)?
         .iter()
         .map(|p| {
             Ok(Results { slug: p.file_stem().unwrap_or_default().to_string_lossy().into_owned(), sweep: read(p)? })
