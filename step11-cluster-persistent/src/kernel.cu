@@ -91,6 +91,12 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                         tma_load(b_tile(s) + j * BOX_BYTES, &tmB, bar, w.at.y + 64 * j, k, MULTICAST);
                 }
             }
+            // No block leaves while a peer may still signal its barriers, and none waits for its
+            // peer's epilogue either: the producer waits until the cluster's consumers released
+            // the last use of each buffer. After that no peer arrives on this block's barriers,
+            // and every multicast into this block has landed and been read.
+            if (CLUSTER > 1)
+                for (int i = it > STAGES ? it - STAGES : 0; i < it; ++i) mbar_wait(smem_addr(&empty[i % STAGES]), (i / STAGES) % 2);
         }
         // ANCHOR_END: producer
     } else {
@@ -144,7 +150,5 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
         }
         // ANCHOR_END: consumer
     }
-    // No block leaves while a peer may still signal its barriers.
-    if (CLUSTER > 1) cluster_sync();
 }
 // ANCHOR_END: kernel

@@ -62,6 +62,10 @@ pub struct Args {
     /// Add or replace a compile-time define of the top rung's kernel (repeatable), with --out
     #[arg(long, value_name = "NAME=VALUE", value_parser = common::cli::parse_define, requires = "out")]
     define: Vec<(String, i64)>,
+    /// Keep the rows of the results file for the shapes and precisions this run does not time
+    /// (to finish a run stopped by a time limit); the top rungs' kernels must be the file's
+    #[arg(long, conflicts_with_all = ["kernel", "define"])]
+    merge: bool,
 }
 
 fn parse_precision(s: &str) -> Result<Precision, String> {
@@ -159,7 +163,7 @@ fn with_c_types(p: Precision) -> Vec<Precision> {
     }
 }
 
-pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define }: Args) -> Result<(), String> {
+pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define, merge }: Args) -> Result<(), String> {
     let shapes = if shapes.is_empty() {
         vec![Shape::cube(4096), Shape::cube(8192), Shape::new(4096, 11008, 4096)]
     } else {
@@ -190,6 +194,9 @@ pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define }: Args)
     for (name, value) in &defines {
         write!(tool, " --define {name}={value}").map_err(|e| e.to_string())?;
     }
+    if merge {
+        tool += " --merge";
+    }
     let e = |e: common::Error| e.to_string();
     let gpu = Gpu::shared().map_err(e)?;
     let cublas = Cublas::new(&gpu).map_err(e)?;
@@ -212,20 +219,37 @@ pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define }: Args)
     if let Some(dir) = out.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
+    // What the file holds beyond this run's shapes and precisions, kept by --merge.
+    let kept: Option<References> = if merge {
+        let old: References = read_json(&out)?;
+        if old.gpu != gpu.name {
+            return Err(format!("{} was measured on {}, not on {}", out.display(), old.gpu, gpu.name));
+        }
+        Some(old)
+    } else {
+        None
+    };
+    let timed: Vec<(Shape, Precision)> = shapes.iter().flat_map(|&s| precisions.iter().map(move |&p| (s, p))).collect();
     // The file is written after every shape and precision, so that a run stopped by a time limit
     // keeps what it measured.
     let (date, gpu_name, cublas_version) = (today(), gpu.name.clone(), cublas.version as i64);
-    let build = |rows: &[Row], wrong: &[String], hashes: &std::collections::BTreeMap<String, String>| References {
-        schema: SCHEMA,
-        tool: tool.clone(),
-        date: date.clone(),
-        gpu: gpu_name.clone(),
-        cublas_version,
-        timing: in_turn(&plan),
-        kernel_hashes: hashes.clone(),
-        torch: torch.clone(),
-        rows: rows.to_vec(),
-        wrong: wrong.to_vec(),
+    let build = |rows: &[Row], wrong: &[String], hashes: &std::collections::BTreeMap<String, String>| {
+        let new = References {
+            schema: SCHEMA,
+            tool: tool.clone(),
+            date: date.clone(),
+            gpu: gpu_name.clone(),
+            cublas_version,
+            timing: in_turn(&plan),
+            kernel_hashes: hashes.clone(),
+            torch: torch.clone(),
+            rows: rows.to_vec(),
+            wrong: wrong.to_vec(),
+        };
+        match &kept {
+            Some(old) => merged(old, new, &timed),
+            None => Ok(new),
+        }
     };
     let save = |refs: &References| {
         let text = serde_json::to_string_pretty(refs).map_err(|e| e.to_string())? + "\n";
@@ -297,14 +321,60 @@ pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define }: Args)
                     });
                 }
             }
-            save(&build(&rows, &wrong, &hashes))?;
+            save(&build(&rows, &wrong, &hashes)?)?;
         }
     }
     // Written after the last precision already.
-    let refs = build(&rows, &wrong, &hashes);
+    let refs = build(&rows, &wrong, &hashes)?;
     println!("\n{}", markdown(&refs));
     println!("wrote {} (`cargo xtask book` makes the book's table of it)", out.display());
     Ok(())
+}
+
+/// `new`, with the rows of `old` for the (shape, precision) pairs `new` was not asked to time.
+/// Both must come from the same top-rung kernels and the same timing.
+fn merged(old: &References, mut new: References, timed: &[(Shape, Precision)]) -> Result<References, String> {
+    if old.timing != new.timing || old.cublas_version != new.cublas_version {
+        return Err(format!(
+            "the file was timed otherwise ({}, cuBLAS {}); run without --merge",
+            old.timing, old.cublas_version
+        ));
+    }
+    for (rung, hash) in &new.kernel_hashes {
+        if old.kernel_hashes.get(rung).is_some_and(|h| h != hash) {
+            return Err(format!("{rung}'s kernel changed since the file was written; run without --merge"));
+        }
+    }
+    let is_timed = |r: &Row| {
+        timed
+            .iter()
+            .any(|(s, p)| (s.m, s.n, s.k) == (r.m as usize, r.n as usize, r.k as usize) && p.label() == r.precision)
+    };
+    let mut rows: Vec<Row> = old.rows.iter().filter(|r| !is_timed(r)).cloned().collect();
+    rows.append(&mut new.rows);
+    // In the file's order: its shapes as they first appear, then the precisions in the ladder's.
+    let mut shapes: Vec<(u64, u64, u64)> = Vec::new();
+    for r in old.rows.iter().chain(&rows) {
+        if !shapes.contains(&(r.m, r.n, r.k)) {
+            shapes.push((r.m, r.n, r.k));
+        }
+    }
+    let order = ["fp16", "bf16", "tf32", "3xtf32"];
+    rows.sort_by_key(|r| {
+        let shape = shapes.iter().position(|&s| s == (r.m, r.n, r.k));
+        (shape, order.iter().position(|&p| p == r.precision).unwrap_or(order.len()))
+    });
+    new.rows = rows;
+    for (rung, hash) in &old.kernel_hashes {
+        new.kernel_hashes.entry(rung.clone()).or_insert_with(|| hash.clone());
+    }
+    let mut wrong = old.wrong.clone();
+    wrong.extend(new.wrong.iter().filter(|w| !old.wrong.contains(w)).cloned());
+    new.wrong = wrong;
+    if new.torch.is_none() {
+        new.torch = old.torch.clone();
+    }
+    Ok(new)
 }
 
 /// Every recorded references file (`results/references/<gpu>.json`), by GPU.
@@ -545,10 +615,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_rung_meets_the_fastest_reference_with_its_c() {
-        let rung = top_rung(Precision::F16).unwrap().id();
-        let r = References {
+    /// A file of `rows` from a GPU called "GPU", without torch's figures.
+    fn file(rows: Vec<Row>) -> References {
+        References {
             schema: SCHEMA,
             tool: "test".into(),
             date: "2026-01-01".into(),
@@ -556,6 +625,16 @@ mod tests {
             cublas_version: 1,
             timing: "test".into(),
             kernel_hashes: Default::default(),
+            torch: None,
+            rows,
+            wrong: vec![],
+        }
+    }
+
+    #[test]
+    fn the_rung_meets_the_fastest_reference_with_its_c() {
+        let rung = top_rung(Precision::F16).unwrap().id();
+        let r = References {
             torch: Some(Torch {
                 tool: "t".into(),
                 date: "d".into(),
@@ -567,13 +646,12 @@ mod tests {
                     row("torch.matmul", "fp16", "back to back", 500.0),
                 ],
             }),
-            rows: vec![
+            ..file(vec![
                 row(&rung, "fp32", "one at a time", 100.0),
                 row(&rung, "fp32", "back to back", 110.0),
                 row("cublasGemmEx", "fp32", "one at a time", 90.0),
                 row("cublasGemmEx", "fp32", "back to back", 100.0),
-            ],
-            wrong: vec![],
+            ])
         };
         let md = markdown(&r);
         // One at a time: 100 against cuBLAS's 90; back to back: 110 against cuBLAS's 100, and
@@ -595,6 +673,28 @@ mod tests {
         let v = verdicts(&r);
         assert!(v.starts_with("FP16 and BF16: 2 of 2 cases at 100% of the fastest cuBLAS or more (110.0% to 111.1%) (GPU, 2026-01-01)."), "{v}");
         assert!(v.contains("1.20 to 1.20 times"), "{v}");
+    }
+
+    #[test]
+    fn a_merge_keeps_what_the_run_did_not_time() {
+        let file = |rows: Vec<Row>, hash: &str| References {
+            kernel_hashes: [("step12-epilogue-fp16".to_string(), hash.to_string())].into(),
+            ..file(rows)
+        };
+        let with = |precision: &str, tflops: f64| Row {
+            precision: precision.into(),
+            ..row("cublasGemmEx", "fp32", "back to back", tflops)
+        };
+        let old = file(vec![with("fp16", 1.0), with("tf32", 2.0), with("3xtf32", 3.0)], "a");
+        let timed = [(Shape::cube(64), Precision::Tf32x3)];
+        let new = file(vec![with("3xtf32", 4.0)], "a");
+        let m = merged(&old, new.clone(), &timed).unwrap();
+        let kept: Vec<(String, f64)> = m.rows.iter().map(|r| (r.precision.clone(), r.tflops)).collect();
+        assert_eq!(kept, [("fp16".to_string(), 1.0), ("tf32".into(), 2.0), ("3xtf32".into(), 4.0)]);
+        // Another kernel, or another timing, is another run.
+        assert!(merged(&old, file(vec![], "b"), &timed).unwrap_err().contains("kernel changed"));
+        let other = References { timing: "other".into(), ..new };
+        assert!(merged(&old, other, &timed).is_err());
     }
 
     #[test]
