@@ -4,7 +4,9 @@
 //! PyPI's `nvidia-cuda-nvdisasm`). A warp sub-partition issues one instruction per cycle; where
 //! the loop needs more issue slots per mma than the tensor pipe spends on one, the instructions
 //! around the mma are the limit. For `mma.sync` and FFMA loops (steps 1-8); a `wgmma` (step 9)
-//! runs asynchronously, so its counts do not read this way.
+//! runs asynchronously, so its counts do not read this way. For a `wgmma` loop it counts instead
+//! what issues after each `wgmma` wait before the next `wgmma`, and `--max-after-wait` fails when
+//! that grows (CI holds step 13's 3xTF32 loop to it: ptxas's schedule moves with code elsewhere).
 
 use crate::cubin::Built;
 use std::collections::BTreeMap;
@@ -14,6 +16,10 @@ use std::path::PathBuf;
 pub struct Args {
     #[command(flatten)]
     target: crate::cubin::Target,
+    /// Fail when more than N instructions follow a `wgmma` wait before the loop's next `wgmma`
+    /// (work the compiler moved where nothing overlaps it)
+    #[arg(long, value_name = "N")]
+    max_after_wait: Option<usize>,
 }
 
 /// Tensor-core instructions: the unit the loop is counted in.
@@ -41,18 +47,35 @@ fn branch_target(line: &str) -> Option<&str> {
     (opcode(line) == Some("BRA")).then(|| line.split('(').nth(1)?.split(')').next())?
 }
 
-/// The body of the loop (a backward branch to a label) with the most work instructions,
-/// with the blocks ptxas placed outside it (a conditional part of an iteration: a branch out
-/// of the loop to a block that ends in a jump back into it).
+/// The body of the loop (a backward branch to a label) with the most work instructions.
 pub fn hot_loop(sass: &str) -> Option<Vec<&str>> {
     let is_work = work(sass);
+    let mut best: Option<(usize, Vec<&str>)> = None;
+    for body in loops(sass) {
+        let mmas = body.iter().filter(|l| opcode(l).is_some_and(is_work)).count();
+        if best.as_ref().is_none_or(|(m, _)| mmas > *m) {
+            best = Some((mmas, body));
+        }
+    }
+    best.map(|(_, body)| body)
+}
+
+/// The shortest loop body with a `wgmma` wait: the K loop of a `wgmma` kernel.
+pub fn wait_loop(sass: &str) -> Option<Vec<&str>> {
+    loops(sass).into_iter().filter(|b| !after_waits(b).is_empty()).min_by_key(|b| b.len())
+}
+
+/// The body of every loop (a backward branch to a label), each with the blocks ptxas placed
+/// outside it (a conditional part of an iteration: a branch out of the loop to a block that
+/// ends in a jump back into it).
+fn loops(sass: &str) -> Vec<Vec<&str>> {
     let lines: Vec<&str> = sass.lines().collect();
     let labels: BTreeMap<&str, usize> = lines
         .iter()
         .enumerate()
         .filter_map(|(i, l)| l.strip_suffix(':').filter(|l| l.starts_with(".L")).map(|l| (l, i)))
         .collect();
-    let mut best: Option<(usize, Vec<&str>)> = None;
+    let mut all = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         let Some(&start) = branch_target(l).and_then(|t| labels.get(t)).filter(|&&s| s < i) else { continue };
         let inside = |j: usize| (start..=i).contains(&j);
@@ -69,12 +92,9 @@ pub fn hot_loop(sass: &str) -> Option<Vec<&str>> {
                 body.extend_from_slice(&lines[from..=end]);
             }
         }
-        let mmas = body.iter().filter(|l| opcode(l).is_some_and(is_work)).count();
-        if best.as_ref().is_none_or(|(m, _)| mmas > *m) {
-            best = Some((mmas, body));
-        }
+        all.push(body);
     }
-    best.map(|(_, body)| body)
+    all
 }
 
 /// The fewest mma between one mma and a later one that adds to its result (its accumulator
@@ -102,6 +122,22 @@ pub fn closest_dependent_mma(body: &[&str]) -> Option<usize> {
     closest
 }
 
+/// For each `wgmma` wait of a loop body (`WARPGROUP.DEPBAR`), the instructions issued after it
+/// until the next `WARPGROUP.ARRIVE` (the start of the next batch of `wgmma`), going round the
+/// loop: the work that nothing overlaps, if the wait is the one that drains the tensor pipe.
+pub fn after_waits(body: &[&str]) -> Vec<usize> {
+    let is = |l: &str, what: &str| opcode(l) == Some("WARPGROUP") && l.contains(what);
+    let mut out = Vec::new();
+    for (i, l) in body.iter().enumerate() {
+        if !is(l, "WARPGROUP.DEPBAR") {
+            continue;
+        }
+        let next = body.iter().cycle().skip(i + 1).take(body.len());
+        out.push(next.take_while(|l| !is(l, "WARPGROUP.ARRIVE")).filter(|l| opcode(l).is_some()).count());
+    }
+    out
+}
+
 /// Opcode counts of a stretch of SASS, most frequent first.
 pub fn counts<'a>(body: &[&'a str]) -> Vec<(&'a str, usize)> {
     let mut c: BTreeMap<&str, usize> = BTreeMap::new();
@@ -122,7 +158,7 @@ fn nvdisasm() -> PathBuf {
     in_home.unwrap_or_else(|| PathBuf::from("nvdisasm"))
 }
 
-pub fn run(Args { target }: Args) -> Result<(), String> {
+pub fn run(Args { target, max_after_wait }: Args) -> Result<(), String> {
     let Built { source, launch, arch, compiled } = target.build()?;
     let dir = std::env::temp_dir().join(format!("sgemm-mix-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -161,7 +197,18 @@ pub fn run(Args { target }: Args) -> Result<(), String> {
             None => println!("no mma adds to another's result within one pass of the loop"),
         }
     }
-    Ok(())
+    let waits = wait_loop(&sass).map(|b| after_waits(&b)).unwrap_or_default();
+    if !waits.is_empty() {
+        let list: Vec<String> = waits.iter().map(|n| n.to_string()).collect();
+        println!("instructions after each wgmma wait, to the next wgmma: {}", list.join(", "));
+    }
+    match (max_after_wait, waits.iter().max()) {
+        (Some(limit), Some(&most)) if most > limit => {
+            Err(format!("{most} instructions follow a wgmma wait (at most {limit} allowed): read the loop's SASS"))
+        }
+        (Some(_), None) => Err("--max-after-wait: the loop has no wgmma wait".into()),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -198,6 +245,21 @@ mod tests {
         );
         // The third mma adds to the first one's R4, two mma later.
         assert_eq!(closest_dependent_mma(&body), Some(2));
+    }
+
+    #[test]
+    fn counts_what_follows_a_wgmma_wait() {
+        let body = [
+            ".L_x_0:",
+            "        /*0000*/                   WARPGROUP.ARRIVE ;",
+            "        /*0010*/                   HGMMA.64x128x8.F32.TF32 R24, gdesc[UR4], R24 ;",
+            "        /*0020*/                   LDS.64 R150, [R150+0xe00] ;",
+            "        /*0030*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;",
+            "        /*0040*/                   FADD R23, R24, R23 ;",
+            "        /*0050*/              @P0 BRA `(.L_x_0) ;",
+        ];
+        // The FADD and the branch, then round to the ARRIVE.
+        assert_eq!(after_waits(&body), [2]);
     }
 
     #[test]
