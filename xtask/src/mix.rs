@@ -62,7 +62,13 @@ pub fn hot_loop(sass: &str) -> Option<Vec<&str>> {
 
 /// The shortest loop body with a `wgmma` wait: the K loop of a `wgmma` kernel.
 pub fn wait_loop(sass: &str) -> Option<Vec<&str>> {
-    loops(sass).into_iter().filter(|b| !after_waits(b).is_empty()).min_by_key(|b| b.len())
+    loops(sass).into_iter().filter(|b| b.iter().any(|l| warpgroup(l, "DEPBAR"))).min_by_key(|b| b.len())
+}
+
+/// Whether a line is the warpgroup instruction `WARPGROUP.<what>` (ARRIVE starts a batch of
+/// `wgmma`, DEPBAR waits for earlier ones).
+fn warpgroup(line: &str, what: &str) -> bool {
+    opcode(line) == Some("WARPGROUP") && line.contains(&format!("WARPGROUP.{what}"))
 }
 
 /// The body of every loop (a backward branch to a label), each with the blocks ptxas placed
@@ -126,14 +132,13 @@ pub fn closest_dependent_mma(body: &[&str]) -> Option<usize> {
 /// until the next `WARPGROUP.ARRIVE` (the start of the next batch of `wgmma`), going round the
 /// loop: the work that nothing overlaps, if the wait is the one that drains the tensor pipe.
 pub fn after_waits(body: &[&str]) -> Vec<usize> {
-    let is = |l: &str, what: &str| opcode(l) == Some("WARPGROUP") && l.contains(what);
     let mut out = Vec::new();
     for (i, l) in body.iter().enumerate() {
-        if !is(l, "WARPGROUP.DEPBAR") {
+        if !warpgroup(l, "DEPBAR") {
             continue;
         }
         let next = body.iter().cycle().skip(i + 1).take(body.len());
-        out.push(next.take_while(|l| !is(l, "WARPGROUP.ARRIVE")).filter(|l| opcode(l).is_some()).count());
+        out.push(next.take_while(|l| !warpgroup(l, "ARRIVE")).filter(|l| opcode(l).is_some()).count());
     }
     out
 }

@@ -35,6 +35,9 @@ fn rounds() -> String {
     "median of three interleaved rounds".into()
 }
 
+/// The precision families timed by default, in the order the file lists them.
+const PRECISIONS: [Precision; 4] = [Precision::F16, Precision::Bf16, Precision::Tf32, Precision::Tf32x3];
+
 /// The version of the file's schema.
 pub const SCHEMA: u32 = 1;
 
@@ -169,11 +172,7 @@ pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define, merge }
     } else {
         shapes
     };
-    let precisions = if precisions.is_empty() {
-        vec![Precision::F16, Precision::Bf16, Precision::Tf32, Precision::Tf32x3]
-    } else {
-        precisions
-    };
+    let precisions = if precisions.is_empty() { PRECISIONS.to_vec() } else { precisions };
     let torch = torch.map(|f| load_torch(&f)).transpose()?;
     // An experiment in the top rung's place, read once per rung before the GPU is asked for; its
     // file and defines name the run in `tool`.
@@ -359,10 +358,9 @@ fn merged(old: &References, mut new: References, timed: &[(Shape, Precision)]) -
             shapes.push((r.m, r.n, r.k));
         }
     }
-    let order = ["fp16", "bf16", "tf32", "3xtf32"];
     rows.sort_by_key(|r| {
         let shape = shapes.iter().position(|&s| s == (r.m, r.n, r.k));
-        (shape, order.iter().position(|&p| p == r.precision).unwrap_or(order.len()))
+        (shape, PRECISIONS.iter().position(|p| p.label() == r.precision).unwrap_or(PRECISIONS.len()))
     });
     new.rows = rows;
     for (rung, hash) in &old.kernel_hashes {
