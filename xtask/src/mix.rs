@@ -47,13 +47,14 @@ fn branch_target(line: &str) -> Option<&str> {
     (opcode(line) == Some("BRA")).then(|| line.split('(').nth(1)?.split(')').next())?
 }
 
-/// The body of the loop (a backward branch to a label) with the most work instructions.
-pub fn hot_loop(sass: &str) -> Option<Vec<&str>> {
+/// Of the loop bodies of `sass` ([`loops`]), the one with the most work instructions (the
+/// first of equals).
+pub fn hot_loop<'a, 'b>(sass: &str, loops: &'b [Vec<&'a str>]) -> Option<&'b [&'a str]> {
     let is_work = work(sass);
-    let mut best: Option<(usize, Vec<&str>)> = None;
-    for body in loops(sass) {
+    let mut best: Option<(usize, &[&str])> = None;
+    for body in loops {
         let mmas = body.iter().filter(|l| opcode(l).is_some_and(is_work)).count();
-        if best.as_ref().is_none_or(|(m, _)| mmas > *m) {
+        if best.is_none_or(|(m, _)| mmas > m) {
             best = Some((mmas, body));
         }
     }
@@ -61,20 +62,20 @@ pub fn hot_loop(sass: &str) -> Option<Vec<&str>> {
 }
 
 /// The shortest loop body with a `wgmma` wait: the K loop of a `wgmma` kernel.
-pub fn wait_loop(sass: &str) -> Option<Vec<&str>> {
-    loops(sass).into_iter().filter(|b| b.iter().any(|l| warpgroup(l, "DEPBAR"))).min_by_key(|b| b.len())
+pub fn wait_loop<'a, 'b>(loops: &'b [Vec<&'a str>]) -> Option<&'b [&'a str]> {
+    loops.iter().filter(|b| b.iter().any(|l| warpgroup(l, "DEPBAR"))).min_by_key(|b| b.len()).map(Vec::as_slice)
 }
 
 /// Whether a line is the warpgroup instruction `WARPGROUP.<what>` (ARRIVE starts a batch of
 /// `wgmma`, DEPBAR waits for earlier ones).
 fn warpgroup(line: &str, what: &str) -> bool {
-    opcode(line) == Some("WARPGROUP") && line.contains(&format!("WARPGROUP.{what}"))
+    opcode(line) == Some("WARPGROUP") && line.split("WARPGROUP.").nth(1).is_some_and(|rest| rest.starts_with(what))
 }
 
 /// The body of every loop (a backward branch to a label), each with the blocks ptxas placed
 /// outside it (a conditional part of an iteration: a branch out of the loop to a block that
 /// ends in a jump back into it).
-fn loops(sass: &str) -> Vec<Vec<&str>> {
+pub fn loops(sass: &str) -> Vec<Vec<&str>> {
     let lines: Vec<&str> = sass.lines().collect();
     let labels: BTreeMap<&str, usize> = lines
         .iter()
@@ -182,8 +183,9 @@ pub fn run(Args { target, max_after_wait }: Args) -> Result<(), String> {
         return Err(format!("nvdisasm failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
     }
     let sass = String::from_utf8_lossy(&out.stdout);
-    let body = hot_loop(&sass).ok_or("no loop in the SASS")?;
-    let c = counts(&body);
+    let all = loops(&sass);
+    let body = hot_loop(&sass, &all).ok_or("no loop in the SASS")?;
+    let c = counts(body);
     let total: usize = c.iter().map(|(_, n)| n).sum();
     let is_work = work(&sass);
     let mmas: usize = c.iter().filter(|(op, _)| is_work(op)).map(|(_, n)| n).sum();
@@ -197,12 +199,12 @@ pub fn run(Args { target, max_after_wait }: Args) -> Result<(), String> {
     let mix: Vec<String> = c.iter().map(|(op, n)| format!("{op} {n}")).collect();
     println!("{}", mix.join(", "));
     if unit == "mma" {
-        match closest_dependent_mma(&body) {
+        match closest_dependent_mma(body) {
             Some(d) => println!("an mma that adds to another's result comes {d} mma after it at the closest"),
             None => println!("no mma adds to another's result within one pass of the loop"),
         }
     }
-    let waits = wait_loop(&sass).map(|b| after_waits(&b)).unwrap_or_default();
+    let waits = wait_loop(&all).map(after_waits).unwrap_or_default();
     if !waits.is_empty() {
         let list: Vec<String> = waits.iter().map(|n| n.to_string()).collect();
         println!("instructions after each wgmma wait, to the next wgmma: {}", list.join(", "));
@@ -241,15 +243,16 @@ mod tests {
 
     #[test]
     fn finds_the_loop_with_the_mma() {
-        let body = hot_loop(SASS).unwrap();
-        let c = counts(&body);
+        let all = loops(SASS);
+        let body = hot_loop(SASS, &all).unwrap();
+        let c = counts(body);
         // The loop's seven instructions and the two of the block it branches out to.
         assert_eq!(c.iter().map(|(_, n)| n).sum::<usize>(), 9);
         assert!(
             c.contains(&("HMMA", 3)) && c.contains(&("LDS", 1)) && c.contains(&("STS", 1)) && c.contains(&("BRA", 3))
         );
         // The third mma adds to the first one's R4, two mma later.
-        assert_eq!(closest_dependent_mma(&body), Some(2));
+        assert_eq!(closest_dependent_mma(body), Some(2));
     }
 
     #[test]
