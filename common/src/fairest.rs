@@ -5,7 +5,9 @@
 //! ladder times) and back to back (how criterion and PyTorch's benchmarks time), in turns with the
 //! rungs they are compared with, each turn after its own settling runs, so that the GPU's clock,
 //! which drifts over seconds of tensor-core work, treats them alike. `cargo xtask references`
-//! records them beside the top rungs and PyTorch's `torch.matmul`.
+//! records them beside the top rungs and PyTorch's `torch.matmul`, and then times the fastest
+//! again with the rung, with [`time_in_turn`]: picked and judged on the same samples, the largest
+//! of several noisy medians would be biased upward.
 
 use crate::check::Prepared;
 use crate::device::{Gpu, sync};

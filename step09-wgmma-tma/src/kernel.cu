@@ -65,15 +65,18 @@ extern "C" __global__ void __launch_bounds__(128) sgemm(int M, int N, int K, flo
     float d[BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+    // A descriptor holds its address in 16-byte units: those of buffer s and of the kk-th step of
+    // K are buffer 0's plus a constant, not an address encoded again for every wgmma.
+    const unsigned long long a0 = descriptor(a_tile(0), 16, 1024), b0 = descriptor(b_tile(0), BOX_BYTES, 1024);
     for (int t = 0; t < tiles; ++t) {
         const int s = t % STAGES;
         mbar_wait(smem_addr(&full[s]), (t / STAGES) % 2);
+        const unsigned long long a = a0 + s * (STAGE_BYTES / 16), b = b0 + s * (STAGE_BYTES / 16);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / P::mma_k; ++kk)
             // A: +32 bytes of K per step inside the swizzled rows; B: +16 rows of K.
-            wgmma<P, BN>(d, descriptor(a_tile(s) + kk * 32, 16, 1024),
-                         descriptor(b_tile(s) + kk * 16 * ROW, BOX_BYTES, 1024));
+            wgmma<P, BN>(d, a + kk * 32 / 16, b + kk * 16 * ROW / 16);
         wgmma_commit();
         // Keep this tile's products running; once the previous tile's are done, its buffer
         // takes the K-tile STAGES further on.

@@ -74,19 +74,24 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
     } else {
         // ANCHOR: consumer
         setmaxnreg_inc<232>();
-        const int consumer = wg - 1;
+        // The consumer's number goes through a shuffle, so that the compiler knows every lane
+        // has the same and keeps what depends on it (the descriptors) in uniform registers.
+        const int consumer = __shfl_sync(0xffffffff, wg - 1, 0);
         float d[BN / 2];
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+        // This consumer's 64 rows of A and all of B in buffer 0; buffer s lies a constant further.
+        const unsigned long long a0 = descriptor(a_tile(0) + consumer * 64 * ROW, 16, 1024),
+                                 b0 = descriptor(b_tile(0), BOX_BYTES, 1024);
         for (int t = 0; t < tiles; ++t) {
             const int s = t % STAGES;
             mbar_wait(smem_addr(&full[s]), (t / STAGES) % 2);
-            const unsigned a = a_tile(s) + consumer * 64 * ROW;  // this consumer's 64 rows of A
+            const unsigned long long a = a0 + s * (STAGE_BYTES / 16), b = b0 + s * (STAGE_BYTES / 16);
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < BK / P::mma_k; ++kk)
                 // A: +32 bytes of K per step inside the swizzled rows; B: +16 rows of K.
-                wgmma<P, BN>(d, descriptor(a + kk * 32, 16, 1024), descriptor(b_tile(s) + kk * 16 * ROW, BOX_BYTES, 1024));
+                wgmma<P, BN>(d, a + kk * 32 / 16, b + kk * 16 * ROW / 16);
             wgmma_commit();
             // Keep this tile's products running; once the previous tile's are done, hand its
             // buffer back (one arrival per consumer warpgroup).

@@ -102,14 +102,19 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
     } else {
         // ANCHOR: consumer
         setmaxnreg_inc<232>();
-        const int consumer = wg - 1;
+        // The consumer's number goes through a shuffle, so that the compiler knows every lane
+        // has the same and keeps what depends on it (the descriptors) in uniform registers.
+        const int consumer = __shfl_sync(0xffffffff, wg - 1, 0);
         // Hands buffer s back: one arrival per consumer warpgroup on every block's empty barrier.
         auto release = [&](int s) {
             if (tid == 0)
                 for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(smem_addr(&empty[s]), r);
         };
         float d[BN / 2];
-        int it = 0;  // buffers used so far, as the producer counts them
+        // This consumer's 64 rows of A and all of B in buffer 0; buffer s lies a constant further.
+        const unsigned long long a0 = descriptor(a_tile(0) + consumer * 64 * ROW, 16, 1024),
+                                 b0 = descriptor(b_tile(0), BOX_BYTES, 1024);
+        unsigned it = 0;  // buffers used so far, as the producer counts them
         Work w;
         for (int n = 0; jobs.turn(cluster, n, M, N, rank, w); ++n) {
 #pragma unroll
@@ -118,13 +123,13 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
             auto mainloop = [&](auto width) {
                 constexpr int W = decltype(width)::value;
                 for (int t = w.k0; t < w.k1; ++t, ++it) {
-                    const int s = it % STAGES;
+                    const unsigned s = it % STAGES;
                     mbar_wait(smem_addr(&full[s]), (it / STAGES) % 2);
-                    const unsigned a = a_tile(s) + consumer * 64 * ROW;
+                    const unsigned long long a = a0 + s * (STAGE_BYTES / 16), b = b0 + s * (STAGE_BYTES / 16);
                     wgmma_fence();
 #pragma unroll
                     for (int kk = 0; kk < BK / P::mma_k; ++kk)
-                        wgmma<P, W>(d, descriptor(a + kk * 32, 16, 1024), descriptor(b_tile(s) + kk * 16 * ROW, BOX_BYTES, 1024));
+                        wgmma<P, W>(d, a + kk * 32 / 16, b + kk * 16 * ROW / 16);
                     wgmma_commit();
                     wgmma_wait<1>();
                     if (t > w.k0) release((it - 1) % STAGES);
