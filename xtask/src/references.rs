@@ -350,6 +350,7 @@ pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define, merge }
                     .map(|(_, r)| &mut **r as _)
                     .collect();
                 let again = time_in_turn(gpu, plan, m, &mut refs).map_err(e)?;
+                // `refs` keeps the runs' order, and `chosen` is in it too (see `picked`).
                 for (&x, t) in chosen.iter().zip(&again) {
                     verdict.push(row(&labels[x], m, t, " (verdict timing)"));
                 }
@@ -366,7 +367,7 @@ pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define, merge }
 
 /// The contenders of the verdict timing, as indices into the first timing's: each C type's rung
 /// (at `rungs[i]`, its cuBLAS configurations after it up to the next rung, or to `n`) followed by
-/// its configuration of least `median`.
+/// its configuration of least `median`. In increasing order, as the runs are.
 fn picked(rungs: &[usize], n: usize, median: impl Fn(usize) -> f64) -> Vec<usize> {
     let mut out = Vec::new();
     for (i, &rung) in rungs.iter().enumerate() {
