@@ -61,9 +61,12 @@ __device__ __forceinline__ unsigned cluster_rank() {
     asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
     return r;
 }
-// Every thread of every block of the cluster meets here (a __syncthreads across the cluster).
+// Every thread of every block of the cluster meets here, after the barriers' initialisation.
+// The arrival is relaxed: the one thing a peer must see, the initialisation, fence_barrier_init
+// has already released, and the wait acquires it. The default (a release) costs every thread a
+// GPU-wide memory barrier, which orders nothing here.
 __device__ __forceinline__ void cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 // An arrival on the barrier at the same address in block `rank` of the cluster (this block too).
 // It orders nothing but itself (the default, CTA-scope release): the consumers wrote nothing the

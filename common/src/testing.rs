@@ -204,17 +204,18 @@ pub fn compile_targets(step: &Step) -> Vec<&'static str> {
 }
 
 /// Whether `old` (a kernel with its shared headers as of an older commit) and the step's kernel
-/// today compile to the same CUBIN, byte for byte, in every variant the step launches for
-/// [`variant_shapes`] and `shapes` (those of the recorded runs) and for every target: then results
-/// measured with `old` were measured with today's machine code. The count of CUBINs compared, or
-/// the first variant that differs.
+/// today compile to the same machine code, in every variant the step launches for
+/// [`variant_shapes`] and `shapes` (those of the recorded runs) and for every target: every
+/// section of the two CUBINs but the debug information (the line tables), byte for byte
+/// ([`crate::compile::machine_code`]). Then results measured with `old` were measured with today's
+/// machine code. The count of CUBINs compared, or the first variant that differs.
 pub fn same_machine_code(
     step: &Step,
     old: &crate::KernelSource,
     old_headers: &[(&str, &str)],
     shapes: &[Shape],
 ) -> Result<usize, String> {
-    use crate::compile::{compile, compile_with_headers};
+    use crate::compile::{compile, compile_with_headers, machine_code};
     let mut compared = 0;
     let all: Vec<Shape> = variant_shapes().into_iter().chain(shapes.iter().copied()).collect();
     for launch in variants_for(step, &all) {
@@ -222,7 +223,11 @@ pub fn same_machine_code(
             let then = compile_with_headers(old, old_headers, &launch.defines, arch)
                 .map_err(|e| format!("{} as it was: {e}", step.id()))?;
             let now = compile(&step.kernel, &launch.defines, arch).map_err(|e| format!("{}: {e}", step.id()))?;
-            if then.cubin != now.cubin {
+            let same = match (machine_code(&then.cubin), machine_code(&now.cubin)) {
+                (Ok(then), Ok(now)) => then == now,
+                (Err(e), _) | (_, Err(e)) => return Err(format!("{} on {arch}: {e}", step.id())),
+            };
+            if !same {
                 return Err(format!(
                     "{} compiles to other machine code on {arch} with {:?}",
                     step.id(),

@@ -2,8 +2,9 @@
 //! includes, so an edit to a part of a header the kernel never uses (another step's schedule, a
 //! comment) makes its results stale though the GPU would run the same instructions. For each
 //! stale step this compiles the kernel as it was at REV and as it is now, in every variant the
-//! step launches, and where every CUBIN is the same byte for byte it records today's hash with
-//! the old one beside it (`rehashed` in the results file). A step whose machine code changed is
+//! step launches, and where every CUBIN holds the same machine code (every section but the debug
+//! line tables, byte for byte) it records today's hash with the old one beside it (`rehashed` in
+//! the results file). A step whose machine code changed is
 //! left stale: it needs `cargo xtask sweep` on a GPU. Needs git and NVRTC, no GPU.
 
 use crate::results::{Rehash, read, write};
@@ -76,7 +77,10 @@ pub fn run(args: Args) -> Result<(), String> {
                 .collect();
             match common::testing::same_machine_code(step, &old, &headers, &shapes) {
                 Ok(cubins) => {
-                    println!("{id}: the same {cubins} CUBINs as at {}: hash {recorded} -> {now}", args.from);
+                    println!(
+                        "{id}: the same machine code in {cubins} CUBINs as at {}: hash {recorded} -> {now}",
+                        args.from
+                    );
                     // Appended: a second rehash of a step extends the chain back to its sweep.
                     sweep.rehashed.push(Rehash {
                         step: id.clone(),

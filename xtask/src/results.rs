@@ -42,7 +42,8 @@ pub struct Rehash {
     pub from: String,
     pub commit: String,
     pub to: String,
-    /// CUBINs compared, byte for byte (every variant the step launches, every target).
+    /// CUBINs compared, every section but the debug line tables byte for byte (every variant the
+    /// step launches, every target).
     pub cubins: usize,
     pub date: String,
 }
