@@ -408,6 +408,25 @@ pub fn stale_hashes(all: &[Results]) -> Vec<String> {
     problems
 }
 
+/// Top rungs whose kernel changed after a references file timed them: its verdicts would
+/// describe a kernel that no longer exists.
+pub fn stale_reference_hashes(all: &std::collections::BTreeMap<String, crate::references::References>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (slug, refs) in all {
+        for (rung, hash) in &refs.kernel_hashes {
+            match steps::ALL.iter().find(|s| s.id() == *rung) {
+                Some(step) if step.kernel.hash() == *hash => {}
+                Some(_) => problems.push(format!(
+                    "references/{slug}: {rung} changed after it was timed; re-run `cargo xtask references` on that GPU \
+                     (or `cargo xtask rehash` after an edit that leaves its machine code)"
+                )),
+                None => problems.push(format!("references/{slug}: {rung} is not a step of the registry")),
+            }
+        }
+    }
+    problems
+}
+
 /// Every `{{#include path[:anchor]}}` in the book resolves to a file, and its anchor exists.
 pub fn broken_includes(book_src: &Path) -> Vec<String> {
     let mut problems = Vec::new();
@@ -481,6 +500,7 @@ pub fn run(check: bool) -> Result<(), String> {
     let generated = root.join("book/src/generated");
     let files = generate(&all, &references)?;
     let mut problems = stale_hashes(&all);
+    problems.extend(stale_reference_hashes(&references));
     let readmes = readmes(&root, &all);
     if check {
         let generated_files = files.iter().map(|(rel, body)| (generated.join(rel), body.clone()));
@@ -519,4 +539,31 @@ pub fn run(check: bool) -> Result<(), String> {
         eprintln!("warning: {p}");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A references file that timed `rung` with `hash`.
+    fn timed(rung: &str, hash: &str) -> std::collections::BTreeMap<String, crate::references::References> {
+        let file = serde_json::json!({
+            "schema": 1, "tool": "t", "date": "d", "gpu": "G", "cublas_version": 1,
+            "kernel_hashes": { rung: hash }, "torch": null, "rows": [], "wrong": []
+        });
+        [("g".to_string(), serde_json::from_value(file).unwrap())].into()
+    }
+
+    #[test]
+    fn references_of_a_changed_rung_are_stale() {
+        let step = steps::ALL.iter().find(|s| s.id() == "step12-epilogue-fp16").unwrap();
+        assert!(stale_reference_hashes(&timed(&step.id(), &step.kernel.hash())).is_empty());
+        let changed = stale_reference_hashes(&timed(&step.id(), "0000000000000000"));
+        assert!(
+            changed.len() == 1 && changed[0].contains("step12-epilogue-fp16 changed after it was timed"),
+            "{changed:?}"
+        );
+        let gone = stale_reference_hashes(&timed("step99-gone-fp16", "0000000000000000"));
+        assert!(gone.len() == 1 && gone[0].contains("not a step of the registry"), "{gone:?}");
+    }
 }

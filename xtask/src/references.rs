@@ -142,6 +142,9 @@ pub struct References {
     pub verdict: Vec<Row>,
     /// cuBLAS configurations left out because they computed something else.
     pub wrong: Vec<String>,
+    /// Rungs whose recorded hash `cargo xtask rehash` moved to a source with the same machine code.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rehashed: Vec<crate::results::Rehash>,
 }
 
 fn elem_label(e: Elem) -> &'static str {
@@ -259,16 +262,14 @@ pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define, merge }
                 rows: rows.to_vec(),
                 verdict: verdict.to_vec(),
                 wrong: wrong.to_vec(),
+                rehashed: Vec::new(),
             };
             match &kept {
                 Some(old) => merged(old, new, &timed),
                 None => Ok(new),
             }
         };
-    let save = |refs: &References| {
-        let text = serde_json::to_string_pretty(refs).map_err(|e| e.to_string())? + "\n";
-        std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))
-    };
+    let save = |refs: &References| write(&out, refs);
     let (mut rows, mut verdict) = (Vec::new(), Vec::new());
     let mut wrong = Vec::new();
     let mut hashes = std::collections::BTreeMap::new();
@@ -424,16 +425,32 @@ fn merged(old: &References, mut new: References, timed: &[(Shape, Precision)]) -
     if new.torch.is_none() {
         new.torch = old.torch.clone();
     }
+    // The kernels are the ones the old rows timed (checked above), so their rehashes still hold.
+    new.rehashed = old.rehashed.clone();
     Ok(new)
+}
+
+/// Writes a references file as this task does: pretty JSON, a newline at the end.
+pub fn write(path: &Path, refs: &References) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(refs).map_err(|e| e.to_string())? + "\n";
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The paths of the recorded references files, sorted by name.
+pub fn files(root: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(root.join("results/references")) else { return Vec::new() };
+    let mut files: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files
 }
 
 /// Every recorded references file (`results/references/<gpu>.json`), by GPU.
 pub fn load_all(root: &Path) -> Result<std::collections::BTreeMap<String, References>, String> {
-    let dir = root.join("results/references");
-    let Ok(entries) = std::fs::read_dir(&dir) else { return Ok(Default::default()) };
     let mut out = std::collections::BTreeMap::new();
-    for path in entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json"))
-    {
+    for path in files(root) {
         out.insert(path.file_stem().unwrap_or_default().to_string_lossy().into_owned(), read_json(&path)?);
     }
     Ok(out)
@@ -717,6 +734,7 @@ mod tests {
             rows,
             verdict: vec![],
             wrong: vec![],
+            rehashed: vec![],
         }
     }
 

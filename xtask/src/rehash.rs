@@ -33,66 +33,76 @@ fn git_show(root: &Path, commit: &str, path: &str) -> Option<String> {
     git(root, &["show", &format!("{commit}:{path}")])
 }
 
+/// The rehash of one recorded kernel hash: None where `recorded` is today's hash; an error where
+/// the step is gone, its results were not measured from `commit`'s sources, or its machine code
+/// changed (for `shapes`, those of its recorded runs, and the suite's).
+fn rehash(
+    root: &Path,
+    (commit, from): (&str, &str),
+    headers: &[(&str, &str)],
+    id: &str,
+    recorded: &str,
+    shapes: &[common::Shape],
+) -> Result<Option<Rehash>, String> {
+    let Some(step) = steps::ALL.iter().find(|s| s.id() == id) else {
+        return Err(format!("{id}: not a step of the registry"));
+    };
+    let now = step.kernel.hash();
+    if recorded == now {
+        return Ok(None);
+    }
+    let Some(code) = git_show(root, commit, &step.kernel.name) else {
+        return Err(format!("{id}: no {} at {from}", step.kernel.name));
+    };
+    let old = KernelSource { name: step.kernel.name.clone(), code: code.into() };
+    if old.hash_with(headers) != recorded {
+        return Err(format!("{id}: its results were not measured from {from}'s sources"));
+    }
+    let cubins = common::testing::same_machine_code(step, &old, headers, shapes)?;
+    println!("{id}: the same machine code in {cubins} CUBINs as at {from}: hash {recorded} -> {now}");
+    Ok(Some(Rehash {
+        step: id.to_string(),
+        from: recorded.to_string(),
+        commit: commit.to_string(),
+        to: now,
+        cubins,
+        date: crate::sweep::today(),
+    }))
+}
+
 pub fn run(args: Args) -> Result<(), String> {
     let root = crate::bundle::root();
     let commit = git(&root, &["rev-parse", "--verify", &format!("{}^{{commit}}", args.from)])
         .map(|c| c.trim().to_string())
         .ok_or_else(|| format!("{} is not a commit of {}", args.from, root.display()))?;
-    let files = match args.results {
-        Some(f) => vec![f],
-        None => crate::results::files(&root)?,
-    };
+    let revs = (commit.as_str(), args.from.as_str());
     let headers: Vec<(&str, String)> = HEADERS
         .iter()
         .map(|(name, _)| (*name, git_show(&root, &commit, &format!("common/include/{name}")).unwrap_or_default()))
         .collect();
     let headers: Vec<(&str, &str)> = headers.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    let shape = |(m, n, k): (u64, u64, u64)| common::Shape::new(m as usize, n as usize, k as usize);
     let (mut left, mut stale) = (Vec::new(), 0);
+    // The sweeps (results/*.json), and with --results only that file.
+    let files = match &args.results {
+        Some(f) => vec![f.clone()],
+        None => crate::results::files(&root)?,
+    };
     for file in files {
         let mut sweep = read(&file)?;
         let mut changed = false;
-        for step in steps::ALL {
-            let id = step.id();
-            let Some(recorded) = sweep.kernel_hashes.get(&id).cloned() else { continue };
-            let now = step.kernel.hash();
-            if recorded == now {
-                continue;
-            }
-            stale += 1;
-            let Some(code) = git_show(&root, &commit, &step.kernel.name) else {
-                left.push(format!("{id}: no {} at {}", step.kernel.name, args.from));
-                continue;
-            };
-            let old = KernelSource { name: step.kernel.name.clone(), code: code.into() };
-            if old.hash_with(&headers) != recorded {
-                left.push(format!("{id}: its results were not swept from {}'s sources", args.from));
-                continue;
-            }
-            // The variants of the recorded runs, as well as those of the suite's shapes.
-            let shapes: Vec<common::Shape> = sweep
-                .runs
-                .iter()
-                .filter(|r| r.step == id)
-                .map(|r| common::Shape::new(r.m as usize, r.n as usize, r.k as usize))
-                .collect();
-            match common::testing::same_machine_code(step, &old, &headers, &shapes) {
-                Ok(cubins) => {
-                    println!(
-                        "{id}: the same machine code in {cubins} CUBINs as at {}: hash {recorded} -> {now}",
-                        args.from
-                    );
-                    // Appended: a second rehash of a step extends the chain back to its sweep.
-                    sweep.rehashed.push(Rehash {
-                        step: id.clone(),
-                        from: recorded,
-                        commit: commit.clone(),
-                        to: now.clone(),
-                        cubins,
-                        date: crate::sweep::today(),
-                    });
-                    sweep.kernel_hashes.insert(id, now);
+        for (id, recorded) in sweep.kernel_hashes.clone() {
+            let shapes: Vec<_> = sweep.runs.iter().filter(|r| r.step == id).map(|r| shape((r.m, r.n, r.k))).collect();
+            let outcome = rehash(&root, revs, &headers, &id, &recorded, &shapes);
+            stale += usize::from(!matches!(outcome, Ok(None)));
+            match outcome {
+                // Appended: a second rehash of a step extends the chain back to its sweep.
+                Ok(Some(r)) => {
+                    sweep.kernel_hashes.insert(id, r.to.clone());
+                    sweep.rehashed.push(r);
                     changed = true;
                 }
+                Ok(None) => {}
                 Err(e) => left.push(e),
             }
         }
@@ -101,8 +111,35 @@ pub fn run(args: Args) -> Result<(), String> {
             println!("wrote {}", file.display());
         }
     }
+    // The references of the top rungs (results/references/*.json), which name their rungs' hashes too.
+    for file in if args.results.is_some() { Vec::new() } else { crate::references::files(&root) } {
+        let mut refs: crate::references::References = crate::results::read_json(&file)?;
+        let mut changed = false;
+        for (id, recorded) in refs.kernel_hashes.clone() {
+            let shapes: Vec<_> = refs.rows.iter().filter(|r| r.who == id).map(|r| shape((r.m, r.n, r.k))).collect();
+            let outcome = rehash(&root, revs, &headers, &id, &recorded, &shapes);
+            stale += usize::from(!matches!(outcome, Ok(None)));
+            match outcome {
+                Ok(Some(r)) => {
+                    refs.kernel_hashes.insert(id, r.to.clone());
+                    refs.rehashed.push(r);
+                    changed = true;
+                }
+                Ok(None) => {}
+                Err(e) => left.push(format!("references: {e}")),
+            }
+        }
+        if changed {
+            crate::references::write(&file, &refs)?;
+            println!("wrote {}", file.display());
+        }
+    }
     if stale == 0 {
         println!("every recorded hash is today's: nothing to compare");
     }
-    if left.is_empty() { Ok(()) } else { Err(format!("still stale, to sweep on a GPU:\n  {}", left.join("\n  "))) }
+    if left.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("still stale, to measure again on a GPU:\n  {}", left.join("\n  ")))
+    }
 }

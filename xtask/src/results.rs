@@ -232,6 +232,16 @@ pub fn load_all(root: &Path) -> Result<Vec<Results>, String> {
 mod tests {
     use super::*;
 
+    /// A figure read and written again is the same figure (serde_json's `float_roundtrip`): a
+    /// rewrite of a results file (`--merge`, `rehash`) changes only what it means to change.
+    #[test]
+    fn figures_survive_a_rewrite() {
+        for text in ["1.7259231567382813", "0.21664960384368895", "637.0571154824188"] {
+            let v: f64 = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&v).unwrap(), text);
+        }
+    }
+
     #[test]
     fn the_recorded_results_load_and_a_misspelt_field_is_named() {
         let all = load_all(&crate::bundle::root()).unwrap();
