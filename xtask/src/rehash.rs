@@ -82,7 +82,7 @@ pub fn run(args: Args) -> Result<(), String> {
         .collect();
     let headers: Vec<(&str, &str)> = headers.iter().map(|(n, t)| (*n, t.as_str())).collect();
     let shape = |(m, n, k): (u64, u64, u64)| common::Shape::new(m as usize, n as usize, k as usize);
-    let (mut left, mut stale) = (Vec::new(), 0);
+    let mut tally = Tally::default();
     // The sweeps (results/*.json), and with --results only that file.
     let files = match &args.results {
         Some(f) => vec![f.clone()],
@@ -90,23 +90,10 @@ pub fn run(args: Args) -> Result<(), String> {
     };
     for file in files {
         let mut sweep = read(&file)?;
-        let mut changed = false;
-        for (id, recorded) in sweep.kernel_hashes.clone() {
-            let shapes: Vec<_> = sweep.runs.iter().filter(|r| r.step == id).map(|r| shape((r.m, r.n, r.k))).collect();
-            let outcome = rehash(&root, revs, &headers, &id, &recorded, &shapes);
-            stale += usize::from(!matches!(outcome, Ok(None)));
-            match outcome {
-                // Appended: a second rehash of a step extends the chain back to its sweep.
-                Ok(Some(r)) => {
-                    sweep.kernel_hashes.insert(id, r.to.clone());
-                    sweep.rehashed.push(r);
-                    changed = true;
-                }
-                Ok(None) => {}
-                Err(e) => left.push(e),
-            }
-        }
-        if changed {
+        let runs = &sweep.runs;
+        let shapes = |id: &str| runs.iter().filter(|r| r.step == id).map(|r| shape((r.m, r.n, r.k))).collect();
+        let moved = tally.file(&root, revs, &headers, &sweep.kernel_hashes, shapes);
+        if record(&mut sweep.kernel_hashes, &mut sweep.rehashed, moved) {
             write(&file, &sweep)?;
             println!("wrote {}", file.display());
         }
@@ -114,26 +101,15 @@ pub fn run(args: Args) -> Result<(), String> {
     // The references of the top rungs (results/references/*.json), which name their rungs' hashes too.
     for file in if args.results.is_some() { Vec::new() } else { crate::references::files(&root) } {
         let mut refs: crate::references::References = crate::results::read_json(&file)?;
-        let mut changed = false;
-        for (id, recorded) in refs.kernel_hashes.clone() {
-            let shapes: Vec<_> = refs.rows.iter().filter(|r| r.who == id).map(|r| shape((r.m, r.n, r.k))).collect();
-            let outcome = rehash(&root, revs, &headers, &id, &recorded, &shapes);
-            stale += usize::from(!matches!(outcome, Ok(None)));
-            match outcome {
-                Ok(Some(r)) => {
-                    refs.kernel_hashes.insert(id, r.to.clone());
-                    refs.rehashed.push(r);
-                    changed = true;
-                }
-                Ok(None) => {}
-                Err(e) => left.push(format!("references: {e}")),
-            }
-        }
-        if changed {
+        let rows = &refs.rows;
+        let shapes = |id: &str| rows.iter().filter(|r| r.who == id).map(|r| shape((r.m, r.n, r.k))).collect();
+        let moved = tally.file(&root, revs, &headers, &refs.kernel_hashes, shapes);
+        if record(&mut refs.kernel_hashes, &mut refs.rehashed, moved) {
             crate::references::write(&file, &refs)?;
             println!("wrote {}", file.display());
         }
     }
+    let Tally { stale, left } = tally;
     if stale == 0 {
         println!("every recorded hash is today's: nothing to compare");
     }
@@ -142,4 +118,50 @@ pub fn run(args: Args) -> Result<(), String> {
     } else {
         Err(format!("still stale, to measure again on a GPU:\n  {}", left.join("\n  ")))
     }
+}
+
+/// The stale hashes met so far, and those left for a GPU.
+#[derive(Default)]
+struct Tally {
+    stale: usize,
+    left: Vec<String>,
+}
+
+impl Tally {
+    /// The rehashes of one file's stale `hashes` (the shapes of each kernel's recorded runs from
+    /// `shapes`); those that cannot move are left.
+    fn file(
+        &mut self,
+        root: &Path,
+        revs: (&str, &str),
+        headers: &[(&str, &str)],
+        hashes: &std::collections::BTreeMap<String, String>,
+        shapes: impl Fn(&str) -> Vec<common::Shape>,
+    ) -> Vec<Rehash> {
+        let mut moved = Vec::new();
+        for (id, recorded) in hashes {
+            match rehash(root, revs, headers, id, recorded, &shapes(id)) {
+                Ok(None) => continue,
+                Ok(Some(r)) => moved.push(r),
+                Err(e) => self.left.push(e),
+            }
+            self.stale += 1;
+        }
+        moved
+    }
+}
+
+/// Records `moved` in a file's hashes and its chain of rehashes (appended: a second rehash of a
+/// kernel extends the chain back to its measurement); whether any moved.
+fn record(
+    hashes: &mut std::collections::BTreeMap<String, String>,
+    rehashed: &mut Vec<Rehash>,
+    moved: Vec<Rehash>,
+) -> bool {
+    let any = !moved.is_empty();
+    for r in moved {
+        hashes.insert(r.step.clone(), r.to.clone());
+        rehashed.push(r);
+    }
+    any
 }
