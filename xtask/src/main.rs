@@ -48,8 +48,9 @@ enum Task {
     /// The top rung against every cuBLAS configuration and PyTorch, timed both ways (needs a
     /// GPU), into results/references/<gpu>.json
     References(references::Args),
-    /// Keep the recorded results of steps whose source changed but whose CUBINs did not, byte for
-    /// byte (an edit to a shared header they do not use; needs git and NVRTC, no GPU)
+    /// Keep the recorded results and references of steps whose source changed but whose machine
+    /// code did not (an edit to a shared header they do not use, a comment; needs git and NVRTC, no
+    /// GPU)
     Rehash(rehash::Args),
     /// The book's tables and charts from the recorded results
     Book {

@@ -1,11 +1,12 @@
 //! `cargo xtask rehash --from REV`: a step's recorded hash covers the shared headers its kernel
 //! includes, so an edit to a part of a header the kernel never uses (another step's schedule, a
 //! comment) makes its results stale though the GPU would run the same instructions. For each
-//! stale step this compiles the kernel as it was at REV and as it is now, in every variant the
-//! step launches, and where every CUBIN holds the same machine code (every section but the debug
-//! line tables, byte for byte) it records today's hash with the old one beside it (`rehashed` in
-//! the results file). A step whose machine code changed is
-//! left stale: it needs `cargo xtask sweep` on a GPU. Needs git and NVRTC, no GPU.
+//! stale step of a sweep (`results/*.json`) and each stale top rung of a references file
+//! (`results/references/*.json`) this compiles the kernel as it was at REV and as it is now, in
+//! every variant the step launches, and where every CUBIN holds the same machine code (every
+//! section but the debug line tables, byte for byte) it records today's hash with the old one
+//! beside it (`rehashed` in that file). A step whose machine code changed is left stale: it needs
+//! `cargo xtask sweep` (a top rung `cargo xtask references`) on a GPU. Needs git and NVRTC, no GPU.
 
 use crate::results::{Rehash, read, write};
 use common::compile::{HEADERS, KernelSource};
