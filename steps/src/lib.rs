@@ -71,9 +71,14 @@ pub fn find(key: &str) -> Option<&'static Step> {
     variants(key).into_iter().next()
 }
 
+/// The registry entry whose id is exactly `id` (`step12-epilogue-fp16-c16`), as recorded files name it.
+pub fn by_id(id: &str) -> Option<&'static Step> {
+    ALL.iter().find(|s| s.id() == id)
+}
+
 /// Every registry entry `key` names: the one with that id, or all precisions of a step.
 pub fn variants(key: &str) -> Vec<&'static Step> {
-    if let Some(exact) = ALL.iter().find(|s| s.id() == key.trim()) {
+    if let Some(exact) = by_id(key.trim()) {
         return vec![exact];
     }
     let key = key.trim().trim_start_matches("step");

@@ -57,7 +57,7 @@ fn compile_errors_name_file_and_line() -> Result<(), Failed> {
 /// at its start moves every line (the line tables change, the code does not), a wait that tests
 /// instead of trying changes the code.
 fn rehash_compares_machine_code() -> Result<(), Failed> {
-    let step = steps::ALL.iter().find(|s| s.id() == "step09-wgmma-tma-fp16").ok_or("no step 9")?;
+    let step = steps::by_id("step09-wgmma-tma-fp16").ok_or("no step 9")?;
     let edited = |edit: &dyn Fn(&str) -> String| -> Vec<(&'static str, String)> {
         HEADERS.iter().map(|(n, t)| (*n, if *n == "hopper.cuh" { edit(t) } else { t.to_string() })).collect()
     };

@@ -215,7 +215,7 @@ fn gflops_row(r: &Results, steps: &[&str], shape: (u64, u64, u64), pct_digits: u
 fn per_step(r: &Results, step: &str) -> String {
     // A precision that rounds its inputs (FP16, BF16, TF32) has two errors: against the float64
     // product of the values it multiplies, and against the FP32 problem (what the precision costs).
-    let rounds = steps::ALL.iter().find(|s| s.id() == step).is_some_and(|s| s.precision.rounds_inputs());
+    let rounds = steps::by_id(step).is_some_and(|s| s.precision.rounds_inputs());
     let (errors, align) = if rounds {
         ("error vs float64 of the rounded inputs | error vs the FP32 problem", "---:|---:")
     } else {
@@ -414,7 +414,7 @@ pub fn stale_reference_hashes(all: &std::collections::BTreeMap<String, crate::re
     let mut problems = Vec::new();
     for (slug, refs) in all {
         for (rung, hash) in &refs.kernel_hashes {
-            match steps::ALL.iter().find(|s| s.id() == *rung) {
+            match steps::by_id(rung) {
                 Some(step) if step.kernel.hash() == *hash => {}
                 Some(_) => problems.push(format!(
                     "references/{slug}: {rung} changed after it was timed; re-run `cargo xtask references` on that GPU \
@@ -556,7 +556,7 @@ mod tests {
 
     #[test]
     fn references_of_a_changed_rung_are_stale() {
-        let step = steps::ALL.iter().find(|s| s.id() == "step12-epilogue-fp16").unwrap();
+        let step = steps::by_id("step12-epilogue-fp16").unwrap();
         assert!(stale_reference_hashes(&timed(&step.id(), &step.kernel.hash())).is_empty());
         let changed = stale_reference_hashes(&timed(&step.id(), "0000000000000000"));
         assert!(

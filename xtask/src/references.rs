@@ -438,13 +438,7 @@ pub fn write(path: &Path, refs: &References) -> Result<(), String> {
 
 /// The paths of the recorded references files, sorted by name.
 pub fn files(root: &Path) -> Vec<std::path::PathBuf> {
-    let Ok(entries) = std::fs::read_dir(root.join("results/references")) else { return Vec::new() };
-    let mut files: Vec<_> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
+    crate::results::json_files(&root.join("results/references")).unwrap_or_default()
 }
 
 /// Every recorded references file (`results/references/<gpu>.json`), by GPU.

@@ -45,7 +45,7 @@ fn rehash(
     recorded: &str,
     shapes: &[common::Shape],
 ) -> Result<Option<Rehash>, String> {
-    let Some(step) = steps::ALL.iter().find(|s| s.id() == id) else {
+    let Some(step) = steps::by_id(id) else {
         return Err(format!("{id}: not a step of the registry"));
     };
     let now = step.kernel.hash();
@@ -93,8 +93,7 @@ pub fn run(args: Args) -> Result<(), String> {
         let mut sweep = read(&file)?;
         let runs = &sweep.runs;
         let shapes = |id: &str| runs.iter().filter(|r| r.step == id).map(|r| shape((r.m, r.n, r.k))).collect();
-        let moved = tally.file(&root, revs, &headers, &sweep.kernel_hashes, shapes);
-        if record(&mut sweep.kernel_hashes, &mut sweep.rehashed, moved) {
+        if tally.file(&root, revs, &headers, (&mut sweep.kernel_hashes, &mut sweep.rehashed), shapes) {
             write(&file, &sweep)?;
             println!("wrote {}", file.display());
         }
@@ -104,8 +103,7 @@ pub fn run(args: Args) -> Result<(), String> {
         let mut refs: crate::references::References = crate::results::read_json(&file)?;
         let rows = &refs.rows;
         let shapes = |id: &str| rows.iter().filter(|r| r.who == id).map(|r| shape((r.m, r.n, r.k))).collect();
-        let moved = tally.file(&root, revs, &headers, &refs.kernel_hashes, shapes);
-        if record(&mut refs.kernel_hashes, &mut refs.rehashed, moved) {
+        if tally.file(&root, revs, &headers, (&mut refs.kernel_hashes, &mut refs.rehashed), shapes) {
             crate::references::write(&file, &refs)?;
             println!("wrote {}", file.display());
         }
@@ -129,40 +127,31 @@ struct Tally {
 }
 
 impl Tally {
-    /// The rehashes of one file's stale `hashes` (the shapes of each kernel's recorded runs from
-    /// `shapes`); those that cannot move are left.
+    /// Rehashes one file's stale `hashes` (the shapes of each kernel's recorded runs from
+    /// `shapes`), appending each to the file's chain `rehashed` (a second rehash of a kernel
+    /// extends the chain back to its measurement); those that cannot move are left. Whether any
+    /// moved.
     fn file(
         &mut self,
         root: &Path,
         revs: (&str, &str),
         headers: &[(&str, &str)],
-        hashes: &std::collections::BTreeMap<String, String>,
+        (hashes, rehashed): (&mut std::collections::BTreeMap<String, String>, &mut Vec<Rehash>),
         shapes: impl Fn(&str) -> Vec<common::Shape>,
-    ) -> Vec<Rehash> {
-        let mut moved = Vec::new();
-        for (id, recorded) in hashes {
-            match rehash(root, revs, headers, id, recorded, &shapes(id)) {
+    ) -> bool {
+        let mut moved = false;
+        for (id, recorded) in hashes.clone() {
+            match rehash(root, revs, headers, &id, &recorded, &shapes(&id)) {
                 Ok(None) => continue,
-                Ok(Some(r)) => moved.push(r),
+                Ok(Some(r)) => {
+                    hashes.insert(id, r.to.clone());
+                    rehashed.push(r);
+                    moved = true;
+                }
                 Err(e) => self.left.push(e),
             }
             self.stale += 1;
         }
         moved
     }
-}
-
-/// Records `moved` in a file's hashes and its chain of rehashes (appended: a second rehash of a
-/// kernel extends the chain back to its measurement); whether any moved.
-fn record(
-    hashes: &mut std::collections::BTreeMap<String, String>,
-    rehashed: &mut Vec<Rehash>,
-    moved: Vec<Rehash>,
-) -> bool {
-    let any = !moved.is_empty();
-    for r in moved {
-        hashes.insert(r.step.clone(), r.to.clone());
-        rehashed.push(r);
-    }
-    any
 }

@@ -209,8 +209,12 @@ pub fn write(path: &Path, sweep: &Sweep) -> Result<(), String> {
 /// The paths of the results files of the workspace at `root`, sorted by name.
 pub fn files(root: &Path) -> Result<Vec<PathBuf>, String> {
     let dir = root.join("results");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
+    json_files(&dir).map_err(|e| format!("{}: {e}", dir.display()))
+}
+
+/// The `.json` files of `dir`, sorted by name.
+pub fn json_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
