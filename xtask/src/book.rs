@@ -460,6 +460,40 @@ pub fn broken_includes(book_src: &Path) -> Vec<String> {
     problems
 }
 
+/// Chapters whose exercises and worked answers (`labs/solutions/<chapter>.md`, `**N.**` each)
+/// differ in number: an exercise added without its answer, or an answer left from one removed.
+/// A copy without `labs/` (a student's handout) has nothing to compare.
+pub fn unanswered_exercises(book_src: &Path, solutions: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    if !solutions.is_dir() {
+        return problems;
+    }
+    let mut pages = Vec::new();
+    collect_md(book_src, &mut pages);
+    for page in pages {
+        let text = std::fs::read_to_string(&page).unwrap_or_default();
+        let Some((_, rest)) = text.split_once("\n## Exercises\n") else { continue };
+        let section = rest.split("\n## ").next().unwrap_or_default();
+        // "3. " opens an exercise, "**3.**" an answer.
+        let numbered = |line: &str, mark: &str| {
+            let digits = line.chars().take_while(char::is_ascii_digit).count();
+            digits > 0 && line[digits..].starts_with(mark)
+        };
+        let exercises = section.lines().filter(|l| numbered(l, ". ")).count();
+        let answers_file = solutions.join(page.file_name().unwrap_or_default());
+        let answers = std::fs::read_to_string(&answers_file).unwrap_or_default();
+        let answered = answers.lines().filter(|l| l.strip_prefix("**").is_some_and(|r| numbered(r, ".**"))).count();
+        if answered != exercises {
+            problems.push(format!(
+                "{}: {exercises} exercises, {answered} worked answers in {}",
+                page.display(),
+                answers_file.display()
+            ));
+        }
+    }
+    problems
+}
+
 /// Files under `generated` that `files` (paths relative to it) no longer contains: the output of
 /// a diagram or a step that is gone.
 fn orphans(generated: &Path, files: &BTreeMap<String, String>) -> Vec<PathBuf> {
@@ -513,9 +547,10 @@ pub fn run(check: bool) -> Result<(), String> {
             problems.push(format!("{} is no longer generated: run `cargo xtask book` to remove it", path.display()));
         }
         problems.extend(broken_includes(&root.join("book/src")));
+        problems.extend(unanswered_exercises(&root.join("book/src"), &root.join("labs/solutions")));
         if problems.is_empty() {
             println!(
-                "book: {} generated files and {} READMEs up to date, includes resolve, kernel hashes match",
+                "book: {} generated files and {} READMEs up to date, includes resolve, kernel hashes match, every exercise answered",
                 files.len(),
                 readmes.len()
             );
@@ -552,6 +587,25 @@ mod tests {
             "kernel_hashes": { rung: hash }, "torch": null, "rows": [], "wrong": []
         });
         [("g".to_string(), serde_json::from_value(file).unwrap())].into()
+    }
+
+    #[test]
+    fn an_exercise_without_its_answer_is_a_problem() {
+        let dir = std::env::temp_dir().join(format!("book-exercises-{}", std::process::id()));
+        let (book, solutions) = (dir.join("src"), dir.join("solutions"));
+        std::fs::create_dir_all(&book).unwrap();
+        std::fs::create_dir_all(&solutions).unwrap();
+        let chapter = "# Step\n\n## Exercises\n\n1. One.\n2. Two,\n   on two lines.\n\n**Try it.** 3. is not one.\n";
+        std::fs::write(book.join("step.md"), chapter).unwrap();
+        std::fs::write(solutions.join("step.md"), "**1.** The first.\n\n**2.** The second.\n").unwrap();
+        assert!(unanswered_exercises(&book, &solutions).is_empty());
+        std::fs::write(book.join("step.md"), chapter.replace("**Try it.**", "3. Three.\n\n**Try it.**")).unwrap();
+        let problems = unanswered_exercises(&book, &solutions);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("3 exercises, 2 worked answers"), "{problems:?}");
+        // A handout has no labs/: nothing to compare.
+        assert!(unanswered_exercises(&book, &dir.join("absent")).is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
