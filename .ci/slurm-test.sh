@@ -36,7 +36,11 @@ wait_for() { # job id
 job_of() { sed -n 's/^job //p' | tail -1; }
 
 echo "== submit the class"
-job=$("$grader" grade-class 04 --submissions "$subs" --out "$out" --no-gpu --slurm --budget 20 --throttle 3 | tee /dev/stderr | job_of)
+# Shown through the inherited stderr: `tee /dev/stderr` would open the caller's log anew and, when
+# it is a file, truncate it.
+submitted=$("$grader" grade-class 04 --submissions "$subs" --out "$out" --no-gpu --slurm --budget 20 --throttle 3)
+echo "$submitted" >&2
+job=$(echo "$submitted" | job_of)
 wait_for "$job"
 "$grader" grade-class 04 --out "$out" --collect
 cp "$out/report.html" "$work/report-1.html"; cp "$out/class.csv" "$work/class-1.csv"
