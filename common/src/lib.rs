@@ -15,12 +15,14 @@
 //!   every cuBLAS configuration a user can call, timed both ways;
 //! - [`check`]: a prepared problem with both references, and a kernel's verdict;
 //! - [`timing`], [`gate`], [`roofline`]: CUDA-event timing behind the gate, and the FLOP and byte floors;
+//!   [`clocks`]: the GPU's clock and what held it back while figures were taken;
 //! - [`cli`], [`bench`], [`testing`], [`tune`]: the step binary, the criterion bench, the GPU
 //!   tests, the tile tuners.
 
 pub mod bench;
 pub mod check;
 pub mod cli;
+pub mod clocks;
 pub mod compile;
 pub mod data;
 pub mod device;

@@ -16,6 +16,7 @@
 use crate::results::read_json;
 use crate::sweep::{slug, today};
 use common::check::Prepared;
+use common::clocks::{Clocks, Watch};
 use common::compile::KernelSource;
 use common::device::Gpu;
 use common::fairest::{both_ways, checked_calls};
@@ -145,6 +146,20 @@ pub struct References {
     /// Rungs whose recorded hash `cargo xtask rehash` moved to a source with the same machine code.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rehashed: Vec<crate::results::Rehash>,
+    /// The GPU's clock over each shape and precision's timings (files written before it: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clocks: Vec<Watched>,
+}
+
+/// The GPU's clock while one shape and precision were timed (both timings).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Watched {
+    pub m: u64,
+    pub n: u64,
+    pub k: u64,
+    pub precision: String,
+    pub clocks: Clocks,
 }
 
 fn elem_label(e: Elem) -> &'static str {
@@ -248,31 +263,36 @@ pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define, merge }
     // The file is written after every shape and precision, so that a run stopped by a time limit
     // keeps what it measured.
     let (date, gpu_name, cublas_version) = (today(), gpu.name.clone(), cublas.version as i64);
-    let build =
-        |rows: &[Row], verdict: &[Row], wrong: &[String], hashes: &std::collections::BTreeMap<String, String>| {
-            let new = References {
-                schema: SCHEMA,
-                tool: tool.clone(),
-                date: date.clone(),
-                gpu: gpu_name.clone(),
-                cublas_version,
-                timing: in_turn(&plan),
-                kernel_hashes: hashes.clone(),
-                torch: torch.clone(),
-                rows: rows.to_vec(),
-                verdict: verdict.to_vec(),
-                wrong: wrong.to_vec(),
-                rehashed: Vec::new(),
-            };
-            match &kept {
-                Some(old) => merged(old, new, &timed),
-                None => Ok(new),
-            }
+    let build = |rows: &[Row],
+                 verdict: &[Row],
+                 wrong: &[String],
+                 hashes: &std::collections::BTreeMap<String, String>,
+                 clocks: &[Watched]| {
+        let new = References {
+            schema: SCHEMA,
+            tool: tool.clone(),
+            date: date.clone(),
+            gpu: gpu_name.clone(),
+            cublas_version,
+            timing: in_turn(&plan),
+            kernel_hashes: hashes.clone(),
+            torch: torch.clone(),
+            rows: rows.to_vec(),
+            verdict: verdict.to_vec(),
+            wrong: wrong.to_vec(),
+            rehashed: Vec::new(),
+            clocks: clocks.to_vec(),
         };
+        match &kept {
+            Some(old) => merged(old, new, &timed),
+            None => Ok(new),
+        }
+    };
     let save = |refs: &References| write(&out, refs);
     let (mut rows, mut verdict) = (Vec::new(), Vec::new());
     let mut wrong = Vec::new();
     let mut hashes = std::collections::BTreeMap::new();
+    let mut clocks = Vec::new();
     for &shape in &shapes {
         let gemm = Gemm::new(shape, 1.0, 0.0);
         for &family in &precisions {
@@ -334,6 +354,7 @@ pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define, merge }
             };
             let mut refs: Vec<&mut dyn FnMut() -> common::Result<()>> =
                 runs.iter_mut().map(|r| &mut **r as _).collect();
+            let watch = Watch::start(gpu);
             let times = both_ways(gpu, plan, &mut refs).map_err(e)?;
             for (label, timing) in labels.iter().zip(&times) {
                 for (m, t) in Method::BOTH.into_iter().zip(timing) {
@@ -356,13 +377,33 @@ pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define, merge }
                     verdict.push(row(&labels[x], m, t, " (verdict timing)"));
                 }
             }
-            save(&build(&rows, &verdict, &wrong, &hashes)?)?;
+            match watch.stop() {
+                Ok(c) => {
+                    println!("{shape} {family}: the GPU's clock over both timings: {}", c.describe());
+                    let key = (shape.m as u64, shape.n as u64, shape.k as u64, family.label().to_string());
+                    clocks.push(Watched { m: key.0, n: key.1, k: key.2, precision: key.3, clocks: c });
+                }
+                Err(why) => println!("{shape} {family}: the GPU's clock was not recorded: {why}"),
+            }
+            save(&build(&rows, &verdict, &wrong, &hashes, &clocks)?)?;
         }
     }
     // Written after the last precision already.
-    let refs = build(&rows, &verdict, &wrong, &hashes)?;
+    let refs = build(&rows, &verdict, &wrong, &hashes, &clocks)?;
     println!("\n{}", markdown(&refs));
     println!("wrote {} (`cargo xtask book` makes the book's table of it)", out.display());
+    let held: Vec<String> = clocks
+        .iter()
+        .filter(|w| w.clocks.held_back().is_some())
+        .map(|w| format!("{}x{}x{} {}", w.m, w.n, w.k, w.precision))
+        .collect();
+    if !held.is_empty() {
+        return Err(format!(
+            "the GPU was slowed for heat or by its board while {} was timed: those figures describe the machine \
+             and are not judged; time them again on a GPU that is not (--merge keeps the rest)",
+            held.join(", ")
+        ));
+    }
     Ok(())
 }
 
@@ -537,6 +578,8 @@ struct Judged<'a> {
     /// The two timed again (files from before the verdict timing: none).
     verdict: Option<[&'a Row; 2]>,
     torch: Option<&'a Row>,
+    /// Why the GPU's clock says these figures describe the machine, if it does: not judged.
+    held_back: Option<String>,
 }
 
 impl<'a> Judged<'a> {
@@ -562,17 +605,24 @@ impl<'a> Judged<'a> {
         self.picked[0].tflops / self.picked[1].tflops
     }
 
+    /// Whether the ratio meets the target; none where there is no target or the GPU was held back.
     fn met(&self) -> Option<bool> {
-        target(self.prec).map(|g| self.ratio() >= g)
+        target(self.prec).filter(|_| self.held_back.is_none()).map(|g| self.ratio() >= g)
     }
 }
 
 /// The top rung against the fastest cuBLAS configuration (and `torch.matmul`) with the same C,
 /// wherever the file has both; with the verdict timing of the two (`verdict`) where it has one.
-fn judge<'a>(rows: &[&'a Row], verdict: &'a [Row], keys: &'a [(u64, u64, u64, String)]) -> Vec<Judged<'a>> {
+fn judge<'a>(r: &'a References, rows: &[&'a Row], keys: &'a [(u64, u64, u64, String)]) -> Vec<Judged<'a>> {
+    let verdict = &r.verdict;
     let mut out = Vec::new();
     for key in keys {
         let (m, n, k, p) = key;
+        let held_back = r
+            .clocks
+            .iter()
+            .find(|w| (w.m, w.n, w.k, &w.precision) == (*m, *n, *k, p))
+            .and_then(|w| w.clocks.held_back());
         let Some(family) = Precision::ALL.into_iter().find(|x| x.label() == p) else { continue };
         for prec in with_c_types(family) {
             let Some(step) = top_rung(prec) else { continue };
@@ -594,7 +644,8 @@ fn judge<'a>(rows: &[&'a Row], verdict: &'a [Row], keys: &'a [(u64, u64, u64, St
                     again().find(|x| x.who == step.id()).zip(again().find(|x| x.who != step.id())).map(|(r, b)| [r, b]);
                 // The picked configuration's own first figure (the fastest there, but for a tie).
                 let best = verdict.and_then(|[_, v]| here().find(|x| x.who == v.who)).unwrap_or(best);
-                out.push(Judged { key, prec, method, picked: [rung, best], verdict, torch: fastest(true) });
+                let held_back = held_back.clone();
+                out.push(Judged { key, prec, method, picked: [rung, best], verdict, torch: fastest(true), held_back });
             }
         }
     }
@@ -622,11 +673,14 @@ pub fn targets(r: &References) -> String {
          ratio (the pick's timing) | target | met | torch.matmul | ratio |"
     );
     let _ = writeln!(s, "|---|---|---|---|---:|---|---:|---:|---:|---|---:|---:|");
-    for j in judge(&rows, &r.verdict, &keys) {
+    for j in judge(r, &rows, &keys) {
         let (m, n, k, p) = j.key;
         let c = elem_label(j.prec.output());
         let goal = target(j.prec).map_or("-".to_string(), |g| format!("{g:.2}"));
-        let met = j.met().map_or("-", |m| if m { "yes" } else { "no" });
+        let met = match (j.met(), &j.held_back) {
+            (_, Some(_)) => "held back",
+            (m, None) => m.map_or("-", |m| if m { "yes" } else { "no" }),
+        };
         let verdict = j.verdict.map_or("-".to_string(), |_| format!("{:.3}", j.ratio()));
         let (rung, best) = (j.rung(), j.best());
         let torch = j.torch.map_or("- | -".to_string(), |t| format!("{:.1} | {:.3}", t.tflops, rung.tflops / t.tflops));
@@ -643,6 +697,22 @@ pub fn targets(r: &References) -> String {
     if !r.wrong.is_empty() {
         let _ = writeln!(s, "\nLeft out (computed something else): {}", r.wrong.join("; "));
     }
+    s + &clock_lines(r)
+}
+
+/// The GPU's clock over each shape and precision's timings, and which were held back (not judged).
+fn clock_lines(r: &References) -> String {
+    if r.clocks.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "\nThe GPU's SM clock over each shape and precision's timings (NVML, every {} ms; `held back`: \
+         slowed for heat or by the board, so the figures describe the machine and are not judged):\n\n",
+        common::clocks::PERIOD.as_millis()
+    );
+    for w in &r.clocks {
+        let _ = writeln!(s, "- {}x{}x{} {}: {}", w.m, w.n, w.k, w.precision, w.clocks.describe());
+    }
     s
 }
 
@@ -651,7 +721,7 @@ pub fn targets(r: &References) -> String {
 pub fn verdicts(r: &References) -> String {
     let rows = all_rows(r);
     let keys = keys_of(r);
-    let judged = judge(&rows, &r.verdict, &keys);
+    let judged = judge(r, &rows, &keys);
     let groups: [(&str, &[Precision], &str); 3] = [
         ("FP16 and BF16", &[Precision::F16, Precision::Bf16], "at 100% of the fastest cuBLAS or more"),
         ("TF32", &[Precision::Tf32], "at 95% of the fastest cuBLAS TF32 or more"),
@@ -663,6 +733,12 @@ pub fn verdicts(r: &References) -> String {
         if here.is_empty() {
             continue;
         }
+        let held = here.iter().filter(|j| j.held_back.is_some()).count();
+        let here: Vec<&Judged> = here.into_iter().filter(|j| j.held_back.is_none()).collect();
+        if here.is_empty() {
+            parts.push(format!("{name}: none of {held} cases judged, the GPU held back in each"));
+            continue;
+        }
         let met = here.iter().filter(|j| j.met() == Some(true)).count();
         let (lo, hi) = here.iter().fold((f64::MAX, f64::MIN), |(lo, hi), j| (lo.min(j.ratio()), hi.max(j.ratio())));
         let range = if family.contains(&Precision::Tf32x3) {
@@ -670,7 +746,12 @@ pub fn verdicts(r: &References) -> String {
         } else {
             format!("{:.1}% to {:.1}%", 100.0 * lo, 100.0 * hi)
         };
-        parts.push(format!("{name}: {met} of {} cases {goal} ({range})", here.len()));
+        let held = if held > 0 {
+            format!("; {held} more timed while the GPU was held back, not judged")
+        } else {
+            String::new()
+        };
+        parts.push(format!("{name}: {met} of {} cases {goal} ({range}{held})", here.len()));
     }
     let how = if judged.iter().any(|j| j.verdict.is_some()) {
         "; the fastest configuration picked on one timing, the ratio from a second"
@@ -729,7 +810,38 @@ mod tests {
             verdict: vec![],
             wrong: vec![],
             rehashed: vec![],
+            clocks: vec![],
         }
+    }
+
+    #[test]
+    fn figures_taken_while_the_gpu_was_held_back_are_not_judged() {
+        let rung = top_rung(Precision::F16).unwrap().id();
+        let clocks = |reasons: u64| {
+            let s = common::clocks::Sample { mhz: 1400, milliwatts: 690_000, reasons };
+            let clocks = Clocks::from_samples(&[s, s]).unwrap();
+            vec![Watched { m: 64, n: 64, k: 64, precision: "fp16".into(), clocks }]
+        };
+        let rows = vec![row(&rung, "fp32", "one at a time", 100.0), row("cublasGemmEx", "fp32", "one at a time", 90.0)];
+        // At the power cap: judged as ever, and the clock named under the table.
+        let capped = References { clocks: clocks(common::clocks::reason::POWER_CAP), ..file(rows.clone()) };
+        let md = markdown(&capped);
+        has_line(
+            &md,
+            "| 64x64x64 | fp16 | fp32 | one at a time | 100.0 | cublasGemmEx 90.0 | - | 1.111 | 1.00 | yes | - | - |",
+        );
+        has_line(&md, "- 64x64x64 fp16: 1400 MHz mean (1400-1400), 690 W, power cap in 2 of 2 samples");
+        assert!(verdicts(&capped).starts_with("FP16 and BF16: 1 of 1 cases"), "{}", verdicts(&capped));
+        // In thermal slowdown: shown, not judged, and counted apart.
+        let hot = References { clocks: clocks(common::clocks::reason::SW_THERMAL), ..file(rows) };
+        let md = markdown(&hot);
+        has_line(
+            &md,
+            "| 64x64x64 | fp16 | fp32 | one at a time | 100.0 | cublasGemmEx 90.0 | - | 1.111 | 1.00 | held back | - | - |",
+        );
+        assert!(md.contains("thermal slowdown in 2 of 2 samples"), "{md}");
+        let v = verdicts(&hot);
+        assert!(v.starts_with("FP16 and BF16: none of 1 cases judged, the GPU held back in each"), "{v}");
     }
 
     #[test]
@@ -827,7 +939,7 @@ mod tests {
             let r = References { verdict, ..file(first.clone()) };
             let rows = all_rows(&r);
             let keys = keys_of(&r);
-            let judged = judge(&rows, &r.verdict, &keys);
+            let judged = judge(&r, &rows, &keys);
             let j = judged.iter().find(|j| j.prec == Precision::F16 && j.method == "one at a time").unwrap();
             assert!(j.verdict.is_none());
             assert_eq!(

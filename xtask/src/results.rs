@@ -105,6 +105,9 @@ pub struct Run {
     pub spill_bytes: u32,
     pub local_bytes: u32,
     pub defines: Vec<String>,
+    /// The GPU's clock while the kernel and cuBLAS were timed (runs swept before it: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clocks: Option<common::clocks::Clocks>,
 }
 
 impl Run {

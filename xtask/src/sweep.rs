@@ -4,6 +4,7 @@
 
 use crate::results::{GpuRecord, Run, SCHEMA, Sweep, write};
 use common::check::Prepared;
+use common::clocks::Watch;
 use common::compile::nvrtc_version;
 use common::device::Gpu;
 use common::device::sync;
@@ -187,6 +188,8 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
     let total = steps.len() * shapes.len();
     let mut runs = Vec::new();
     let mut failures = 0;
+    // Runs timed while the GPU was slowed for heat or by its board (`common::clocks`).
+    let mut held_back = Vec::new();
     for (si, shape) in shapes.iter().enumerate() {
         let gemm = Gemm::new(*shape, 1.0, 0.0);
         let seed = data::fresh_seed();
@@ -213,7 +216,9 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
             // timed next to it (notes/step09.md).
             let check = checked.insert(step.precision);
             let left_out = left_out.entry(step.precision).or_default();
+            let watch = Watch::start(&gpu);
             let (cmp, timed) = compare(&mut runner, &cublas, &mut lt, prepared, plan, check, left_out).map_err(e)?;
+            let clocks = watch.stop();
             sync(&gpu, step.name).map_err(e)?;
             let passed = verified.passed();
             failures += usize::from(!passed);
@@ -235,6 +240,15 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
             );
             if !passed {
                 println!("{}", verified.report(&step.id()));
+            }
+            match &clocks {
+                Ok(c) if c.held_back().is_some() => {
+                    held_back.push(format!("{} at {shape}", step.id()));
+                    println!("        the GPU was held back: {}", c.describe());
+                }
+                Ok(_) => {}
+                Err(why) if si + ki == 0 => println!("        the GPU's clock is not recorded: {why}"),
+                Err(_) => {}
             }
             let config_gflops = timed.iter().map(|(c, t)| (c.label().to_string(), t.gflops(&gemm))).collect();
             runs.push(Run {
@@ -273,6 +287,7 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
                 threads_per_block: launch.threads_per_block(),
                 grid: [launch.grid.0, launch.grid.1, launch.grid.2],
                 defines: launch.defines.iter().map(|(n, v)| format!("{n}={v}")).collect(),
+                clocks: clocks.ok(),
             });
             save(&runs)?;
         }
@@ -280,7 +295,18 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
     let n_runs = runs.len();
     save(&runs)?;
     println!("{} runs ({} failed) in {:.0} s -> {}", n_runs, failures, started.elapsed().as_secs_f64(), out.display());
-    if failures > 0 { Err(format!("{failures} runs failed verification")) } else { Ok(()) }
+    if failures > 0 {
+        return Err(format!("{failures} runs failed verification"));
+    }
+    if !held_back.is_empty() {
+        return Err(format!(
+            "{} runs were timed while the GPU was slowed for heat or by its board, so their figures describe the \
+             machine: {}; sweep them again on a GPU that is not (--merge keeps the rest)",
+            held_back.len(),
+            held_back.join(", ")
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,0 +1,265 @@
+//! The GPU's clock while figures are taken. A time says something about a kernel only if the GPU
+//! ran it at the clock its own power allowed: a GPU slowed for heat (its cooling) or by its board
+//! (HW slowdown, power brake) gives times that describe the machine. NVML, the driver's management
+//! library (`libnvidia-ml`), reports the SM clock, the power and the reasons the clock is held below
+//! its maximum, its *clock event reasons*. A [`Watch`] samples them every 20 ms on a thread of its
+//! own while a timing runs, and sums them up as [`Clocks`], which the recorded results keep
+//! (`cargo xtask sweep`, `cargo xtask references`).
+
+use crate::device::Gpu;
+use cudarc::driver::sys::CUdevice_attribute as Attr;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// How often a [`Watch`] samples.
+pub const PERIOD: Duration = Duration::from_millis(20);
+
+/// NVML's clock event reasons (`nvmlClocksEventReason*` in `nvml.h`).
+pub mod reason {
+    /// The software power cap: the usual limit of a GPU under full load.
+    pub const POWER_CAP: u64 = 0x4;
+    /// The board slowed the clock (an external signal, or a power supply in trouble).
+    pub const HW_SLOWDOWN: u64 = 0x8;
+    /// The driver slowed the clock for the GPU's or the memory's temperature.
+    pub const SW_THERMAL: u64 = 0x20;
+    /// The hardware slowed the clock for its temperature.
+    pub const HW_THERMAL: u64 = 0x40;
+    /// The power supply asked for less power.
+    pub const POWER_BRAKE: u64 = 0x80;
+}
+
+/// One reading of the GPU.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sample {
+    pub mhz: u32,
+    pub milliwatts: u32,
+    pub reasons: u64,
+}
+
+/// The samples of one timing, summed up.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Clocks {
+    pub samples: u32,
+    pub mean_mhz: f64,
+    pub min_mhz: u32,
+    pub max_mhz: u32,
+    /// NVML's power reading (averaged by the driver), in watts.
+    pub mean_watts: f64,
+    /// Samples held by the power cap, the normal limit of a GPU at full work.
+    pub power_cap: u32,
+    /// Samples slowed for heat (software or hardware thermal slowdown).
+    pub thermal: u32,
+    /// Samples slowed by the board (HW slowdown or power brake).
+    pub board: u32,
+}
+
+impl Clocks {
+    /// The summary of `samples`; none for no samples.
+    pub fn from_samples(samples: &[Sample]) -> Option<Clocks> {
+        if samples.is_empty() {
+            return None;
+        }
+        let n = samples.len() as f64;
+        let count = |bits: u64| samples.iter().filter(|s| s.reasons & bits != 0).count() as u32;
+        Some(Clocks {
+            samples: samples.len() as u32,
+            mean_mhz: samples.iter().map(|s| f64::from(s.mhz)).sum::<f64>() / n,
+            min_mhz: samples.iter().map(|s| s.mhz).min().unwrap_or(0),
+            max_mhz: samples.iter().map(|s| s.mhz).max().unwrap_or(0),
+            mean_watts: samples.iter().map(|s| f64::from(s.milliwatts)).sum::<f64>() / n / 1e3,
+            power_cap: count(reason::POWER_CAP),
+            thermal: count(reason::SW_THERMAL | reason::HW_THERMAL),
+            board: count(reason::HW_SLOWDOWN | reason::POWER_BRAKE),
+        })
+    }
+
+    /// Why the figures taken under these clocks describe the machine rather than the kernels, if
+    /// they do: any sample slowed for heat or by the board.
+    pub fn held_back(&self) -> Option<String> {
+        let mut why = Vec::new();
+        if self.thermal > 0 {
+            why.push(format!("thermal slowdown in {} of {} samples", self.thermal, self.samples));
+        }
+        if self.board > 0 {
+            why.push(format!("HW slowdown or power brake in {} of {} samples", self.board, self.samples));
+        }
+        (!why.is_empty())
+            .then(|| format!("{} (SM clock {:.0} MHz mean, {} lowest)", why.join(", "), self.mean_mhz, self.min_mhz))
+    }
+
+    /// e.g. "1,390 MHz mean (1,320-1,755), 690 W, power cap in 38 of 40 samples".
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "{:.0} MHz mean ({}-{}), {:.0} W, power cap in {} of {} samples",
+            self.mean_mhz, self.min_mhz, self.max_mhz, self.mean_watts, self.power_cap, self.samples
+        );
+        if let Some(why) = self.held_back() {
+            s = format!("{s}; {why}");
+        }
+        s
+    }
+}
+
+type Ret = i32;
+type Device = *mut std::ffi::c_void;
+
+/// The few NVML calls a [`Watch`] makes, loaded from the driver's library at run time.
+struct Nvml {
+    device: Device,
+    clock: unsafe extern "C" fn(Device, u32, *mut u32) -> Ret,
+    power: unsafe extern "C" fn(Device, *mut u32) -> Ret,
+    reasons: unsafe extern "C" fn(Device, *mut u64) -> Ret,
+    _lib: libloading::Library,
+}
+
+// SAFETY: NVML's calls are thread-safe, and the device handle is a plain token valid in every
+// thread until nvmlShutdown, which this process never calls.
+unsafe impl Send for Nvml {}
+
+const NVML_CLOCK_SM: u32 = 1;
+
+impl Nvml {
+    /// NVML, for the GPU `gpu` (found by its PCI address: NVML's numbering can differ from CUDA's).
+    fn open(gpu: &Gpu) -> Result<Nvml, String> {
+        let attr = |a: Attr| gpu.ctx.attribute(a).map_err(|e| e.to_string());
+        let bus = format!(
+            "{:08x}:{:02x}:{:02x}.0",
+            attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)?,
+            attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)?,
+            attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)?
+        );
+        let name = if cfg!(windows) { "nvml.dll" } else { "libnvidia-ml.so.1" };
+        // SAFETY: loading the driver's own library runs only its initialisers.
+        let lib = unsafe { libloading::Library::new(name) }.map_err(|e| format!("{name} did not load ({e})"))?;
+        // SAFETY: each symbol is looked up with the signature `nvml.h` gives it.
+        unsafe {
+            let get = |sym: &str| format!("{name} has no {sym}");
+            let init = *lib.get::<unsafe extern "C" fn() -> Ret>(b"nvmlInit_v2\0").map_err(|_| get("nvmlInit_v2"))?;
+            let by_bus = *lib
+                .get::<unsafe extern "C" fn(*const std::ffi::c_char, *mut Device) -> Ret>(
+                    b"nvmlDeviceGetHandleByPciBusId_v2\0",
+                )
+                .map_err(|_| get("nvmlDeviceGetHandleByPciBusId_v2"))?;
+            let clock = *lib
+                .get::<unsafe extern "C" fn(Device, u32, *mut u32) -> Ret>(b"nvmlDeviceGetClockInfo\0")
+                .map_err(|_| get("nvmlDeviceGetClockInfo"))?;
+            let power = *lib
+                .get::<unsafe extern "C" fn(Device, *mut u32) -> Ret>(b"nvmlDeviceGetPowerUsage\0")
+                .map_err(|_| get("nvmlDeviceGetPowerUsage"))?;
+            // The name since driver 535; the older one is the same call.
+            let reasons = match lib
+                .get::<unsafe extern "C" fn(Device, *mut u64) -> Ret>(b"nvmlDeviceGetCurrentClocksEventReasons\0")
+            {
+                Ok(f) => *f,
+                Err(_) => *lib
+                    .get::<unsafe extern "C" fn(Device, *mut u64) -> Ret>(
+                        b"nvmlDeviceGetCurrentClocksThrottleReasons\0",
+                    )
+                    .map_err(|_| get("nvmlDeviceGetCurrentClocksEventReasons"))?,
+            };
+            let rc = init();
+            if rc != 0 {
+                return Err(format!("nvmlInit_v2 returned {rc}"));
+            }
+            let c_bus = std::ffi::CString::new(bus.clone()).map_err(|e| e.to_string())?;
+            let mut device: Device = std::ptr::null_mut();
+            let rc = by_bus(c_bus.as_ptr(), &mut device);
+            if rc != 0 {
+                return Err(format!("NVML does not see the GPU at PCI address {bus} (error {rc})"));
+            }
+            Ok(Nvml { device, clock, power, reasons, _lib: lib })
+        }
+    }
+
+    fn sample(&self) -> Option<Sample> {
+        let (mut mhz, mut milliwatts, mut reasons) = (0u32, 0u32, 0u64);
+        // SAFETY: each call writes one value through a pointer to a local.
+        let ok = unsafe {
+            (self.clock)(self.device, NVML_CLOCK_SM, &mut mhz) == 0
+                && (self.power)(self.device, &mut milliwatts) == 0
+                && (self.reasons)(self.device, &mut reasons) == 0
+        };
+        ok.then_some(Sample { mhz, milliwatts, reasons })
+    }
+}
+
+/// Samples the GPU's clock every [`PERIOD`] from [`Watch::start`] to [`Watch::stop`].
+pub struct Watch {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<Vec<Sample>>>,
+    /// Why nothing is sampled (no NVML, or NVML without this GPU).
+    unavailable: Option<String>,
+}
+
+impl Watch {
+    /// Starts sampling `gpu`. Without NVML it samples nothing, and [`Watch::stop`] says why.
+    pub fn start(gpu: &Gpu) -> Watch {
+        let stop = Arc::new(AtomicBool::new(false));
+        match Nvml::open(gpu) {
+            Err(why) => Watch { stop, thread: None, unavailable: Some(why) },
+            Ok(nvml) => {
+                let flag = stop.clone();
+                let thread = std::thread::spawn(move || {
+                    let mut samples = Vec::new();
+                    while !flag.load(Ordering::Relaxed) {
+                        samples.extend(nvml.sample());
+                        std::thread::sleep(PERIOD);
+                    }
+                    samples
+                });
+                Watch { stop, thread: Some(thread), unavailable: None }
+            }
+        }
+    }
+
+    /// The samples' summary, or why there is none.
+    pub fn stop(mut self) -> Result<Clocks, String> {
+        self.stop.store(true, Ordering::Relaxed);
+        let samples = match self.thread.take() {
+            Some(t) => t.join().map_err(|_| "the clock's sampling thread panicked".to_string())?,
+            None => return Err(self.unavailable.take().unwrap_or_default()),
+        };
+        Clocks::from_samples(&samples).ok_or_else(|| "NVML answered no sample".to_string())
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(mhz: u32, reasons: u64) -> Sample {
+        Sample { mhz, milliwatts: 700_000, reasons }
+    }
+
+    #[test]
+    fn a_gpu_at_its_power_cap_is_not_held_back() {
+        let c = Clocks::from_samples(&[s(1400, reason::POWER_CAP), s(1380, reason::POWER_CAP), s(1755, 0)]).unwrap();
+        assert_eq!((c.samples, c.min_mhz, c.max_mhz, c.power_cap, c.thermal, c.board), (3, 1380, 1755, 2, 0, 0));
+        assert!((c.mean_mhz - 1511.67).abs() < 0.01 && (c.mean_watts - 700.0).abs() < 1e-9);
+        assert_eq!(c.held_back(), None);
+        assert_eq!(c.describe(), "1512 MHz mean (1380-1755), 700 W, power cap in 2 of 3 samples");
+    }
+
+    #[test]
+    fn heat_or_the_board_holds_it_back() {
+        let hot = Clocks::from_samples(&[s(345, reason::SW_THERMAL), s(1400, reason::POWER_CAP)]).unwrap();
+        assert_eq!(hot.held_back().unwrap(), "thermal slowdown in 1 of 2 samples (SM clock 872 MHz mean, 345 lowest)");
+        let braked = Clocks::from_samples(&[s(900, reason::POWER_BRAKE | reason::HW_SLOWDOWN)]).unwrap();
+        assert!(braked.held_back().unwrap().starts_with("HW slowdown or power brake in 1 of 1 samples"));
+        assert!(Clocks::from_samples(&[s(1, reason::HW_THERMAL)]).unwrap().describe().contains("thermal slowdown"));
+    }
+
+    #[test]
+    fn no_samples_no_summary() {
+        assert_eq!(Clocks::from_samples(&[]), None);
+    }
+}
