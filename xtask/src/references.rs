@@ -434,11 +434,11 @@ fn merged(old: &References, mut new: References, timed: &[(Shape, Precision)]) -
             return Err(format!("{rung}'s kernel changed since the file was written; run without --merge"));
         }
     }
-    let is_timed = |r: &Row| {
-        timed
-            .iter()
-            .any(|(s, p)| (s.m, s.n, s.k) == (r.m as usize, r.n as usize, r.k as usize) && p.label() == r.precision)
+    // Whether this run timed a shape and precision again.
+    let retimed = |m: u64, n: u64, k: u64, precision: &str| {
+        timed.iter().any(|(s, p)| (s.m, s.n, s.k) == (m as usize, n as usize, k as usize) && p.label() == precision)
     };
+    let is_timed = |r: &Row| retimed(r.m, r.n, r.k, &r.precision);
     let mut rows: Vec<Row> = old.rows.iter().filter(|r| !is_timed(r)).cloned().collect();
     rows.append(&mut new.rows);
     let mut verdict: Vec<Row> = old.verdict.iter().filter(|r| !is_timed(r)).cloned().collect();
@@ -468,6 +468,10 @@ fn merged(old: &References, mut new: References, timed: &[(Shape, Precision)]) -
     }
     // The kernels are the ones the old rows timed (checked above), so their rehashes still hold.
     new.rehashed = old.rehashed.clone();
+    let mut clocks: Vec<Watched> =
+        old.clocks.iter().filter(|w| !retimed(w.m, w.n, w.k, &w.precision)).cloned().collect();
+    clocks.append(&mut new.clocks);
+    new.clocks = clocks;
     Ok(new)
 }
 
@@ -985,6 +989,16 @@ mod tests {
         let m = merged(&old, new.clone(), &timed).unwrap();
         let kept: Vec<(String, f64)> = m.verdict.iter().map(|r| (r.precision.clone(), r.tflops)).collect();
         assert_eq!(kept, [("fp16".to_string(), 6.0), ("tf32".into(), 7.0), ("3xtf32".into(), 8.0)]);
+        // And the clock: the old file's of what the run did not time, the run's of what it did.
+        let watched = |precision: &str, mhz: u32| {
+            let s = common::clocks::Sample { mhz, milliwatts: 1, reasons: 0 };
+            Watched { m: 64, n: 64, k: 64, precision: precision.into(), clocks: Clocks::from_samples(&[s]).unwrap() }
+        };
+        let old = References { clocks: vec![watched("fp16", 1), watched("3xtf32", 2)], ..old };
+        let new = References { clocks: vec![watched("3xtf32", 3)], ..new };
+        let m = merged(&old, new.clone(), &timed).unwrap();
+        let kept: Vec<(String, u32)> = m.clocks.iter().map(|w| (w.precision.clone(), w.clocks.min_mhz)).collect();
+        assert_eq!(kept, [("fp16".to_string(), 1), ("3xtf32".into(), 3)]);
         // Another kernel, or another timing, is another run.
         assert!(merged(&old, file(vec![], "b"), &timed).unwrap_err().contains("kernel changed"));
         let other = References { timing: "other".into(), ..new };
