@@ -84,13 +84,24 @@ pub fn run(c: &mut Criterion, step: &Step) {
 /// Benches each precision variant of one step (step 7) at every shape.
 pub fn run_variants(c: &mut Criterion, variants: &[Step]) {
     crate::cli::program_start();
+    let gpu = or_exit(Gpu::shared());
+    let watch = crate::clocks::Watch::start(&gpu);
     let mut rows = Vec::new();
     for step in variants {
         rows.extend(or_exit(bench_shapes(c, step)));
     }
     let name = variants.first().map_or("", |s| s.name);
-    println!("\n{name} on {}", or_exit(Gpu::shared()).describe());
+    println!("\n{name} on {}", gpu.describe());
     println!("{}", summary(name, &rows));
+    match watch.stop() {
+        Ok(c) => match c.held_back() {
+            None => println!("The GPU's clock over the whole bench: {}.", c.describe()),
+            Some(why) => println!(
+                "Warning: the GPU was slowed for heat or by its board during the bench ({why}): these figures describe the machine more than the kernel."
+            ),
+        },
+        Err(why) => println!("The GPU's clock over the bench was not recorded: {why}."),
+    }
 }
 
 /// The summary table: per shape, the step's and cuBLAS's GFLOP/s and the ratio; for the

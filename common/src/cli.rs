@@ -35,7 +35,7 @@ pub struct Options {
 #[command(
     version,
     about = "Verifies C = alpha*A*B + beta*C against cuBLAS and a float64 CPU reference, then times it against cuBLAS.",
-    after_help = "Prints one table row: time, GFLOP/s, cuBLAS GFLOP/s in the same process, % of cuBLAS.\n\
+    after_help = "Prints one table row: time, GFLOP/s, cuBLAS GFLOP/s in the same process, % of cuBLAS, then the GPU's clock over the timing.\n\
                   Exit status: 0 verified, 1 wrong result or no usable GPU, 2 usage error."
 )]
 struct Args {
@@ -265,7 +265,9 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
     // The kernel, cuBLAS and (tensor-core precisions) every other cuBLAS configuration, in turn.
     let plan = TimingPlan::default();
     let mut lt = CublasLt::new(&gpu)?;
+    let watch = crate::clocks::Watch::start(&gpu);
     let (cmp, configs) = compare(&mut runner, &cublas, &mut lt, &prepared, plan, true, &mut Vec::new())?;
+    let clocks = watch.stop();
     if configs.len() > 1 {
         let all: Vec<String> = configs
             .iter()
@@ -311,6 +313,15 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
         cmp.cublas.gflops(&gemm),
         100.0 * cmp.ratio()
     );
+    match clocks {
+        Ok(c) => match c.held_back() {
+            None => println!("the GPU's clock over the timing: {}", c.describe()),
+            Some(why) => println!(
+                "warning: the GPU was slowed for heat or by its board while it was timed ({why}): these times describe the machine more than the kernel"
+            ),
+        },
+        Err(why) => println!("the GPU's clock over the timing was not recorded: {why}"),
+    }
     Ok(true)
 }
 
