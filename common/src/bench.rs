@@ -93,15 +93,7 @@ pub fn run_variants(c: &mut Criterion, variants: &[Step]) {
     let name = variants.first().map_or("", |s| s.name);
     println!("\n{name} on {}", gpu.describe());
     println!("{}", summary(name, &rows));
-    match watch.stop() {
-        Ok(c) => match c.held_back() {
-            None => println!("The GPU's clock over the whole bench: {}.", c.describe()),
-            Some(why) => println!(
-                "Warning: the GPU was slowed for heat or by its board during the bench ({why}): these figures describe the machine more than the kernel."
-            ),
-        },
-        Err(why) => println!("The GPU's clock over the bench was not recorded: {why}."),
-    }
+    println!("{}", crate::clocks::report(&watch.stop(), "the whole bench"));
 }
 
 /// The summary table: per shape, the step's and cuBLAS's GFLOP/s and the ratio; for the

@@ -313,15 +313,7 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
         cmp.cublas.gflops(&gemm),
         100.0 * cmp.ratio()
     );
-    match clocks {
-        Ok(c) => match c.held_back() {
-            None => println!("the GPU's clock over the timing: {}", c.describe()),
-            Some(why) => println!(
-                "warning: the GPU was slowed for heat or by its board while it was timed ({why}): these times describe the machine more than the kernel"
-            ),
-        },
-        Err(why) => println!("the GPU's clock over the timing was not recorded: {why}"),
-    }
+    println!("{}", crate::clocks::report(&clocks, "the timing"));
     Ok(true)
 }
 

@@ -118,6 +118,8 @@ struct Nvml {
 // SAFETY: NVML's calls are thread-safe, and the device handle is a plain token valid in every
 // thread until nvmlShutdown, which this process never calls.
 unsafe impl Send for Nvml {}
+// SAFETY: as above; the watches only read through the handle.
+unsafe impl Sync for Nvml {}
 
 const NVML_CLOCK_SM: u32 = 1;
 
@@ -186,42 +188,43 @@ impl Nvml {
     }
 }
 
+/// NVML for the process's GPU, opened once: a sweep starts a [`Watch`] for every run.
+fn shared_nvml(gpu: &Gpu) -> Result<Arc<Nvml>, String> {
+    static NVML: std::sync::OnceLock<Result<Arc<Nvml>, String>> = std::sync::OnceLock::new();
+    NVML.get_or_init(|| Nvml::open(gpu).map(Arc::new)).clone()
+}
+
 /// Samples the GPU's clock every [`PERIOD`] from [`Watch::start`] to [`Watch::stop`].
 pub struct Watch {
     stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<Vec<Sample>>>,
-    /// Why nothing is sampled (no NVML, or NVML without this GPU).
-    unavailable: Option<String>,
+    /// The sampling thread, or why nothing is sampled (no NVML, or NVML without this GPU).
+    thread: Option<Result<std::thread::JoinHandle<Vec<Sample>>, String>>,
 }
 
 impl Watch {
-    /// Starts sampling `gpu`. Without NVML it samples nothing, and [`Watch::stop`] says why.
+    /// Starts sampling `gpu` (the process's one GPU). Without NVML it samples nothing, and
+    /// [`Watch::stop`] says why.
     pub fn start(gpu: &Gpu) -> Watch {
         let stop = Arc::new(AtomicBool::new(false));
-        match Nvml::open(gpu) {
-            Err(why) => Watch { stop, thread: None, unavailable: Some(why) },
-            Ok(nvml) => {
-                let flag = stop.clone();
-                let thread = std::thread::spawn(move || {
-                    let mut samples = Vec::new();
-                    while !flag.load(Ordering::Relaxed) {
-                        samples.extend(nvml.sample());
-                        std::thread::sleep(PERIOD);
-                    }
-                    samples
-                });
-                Watch { stop, thread: Some(thread), unavailable: None }
-            }
-        }
+        let flag = stop.clone();
+        let thread = shared_nvml(gpu).map(|nvml| {
+            std::thread::spawn(move || {
+                let mut samples = Vec::new();
+                while !flag.load(Ordering::Relaxed) {
+                    samples.extend(nvml.sample());
+                    std::thread::sleep(PERIOD);
+                }
+                samples
+            })
+        });
+        Watch { stop, thread: Some(thread) }
     }
 
     /// The samples' summary, or why there is none.
     pub fn stop(mut self) -> Result<Clocks, String> {
         self.stop.store(true, Ordering::Relaxed);
-        let samples = match self.thread.take() {
-            Some(t) => t.join().map_err(|_| "the clock's sampling thread panicked".to_string())?,
-            None => return Err(self.unavailable.take().unwrap_or_default()),
-        };
+        let thread = self.thread.take().expect("taken only here")?;
+        let samples = thread.join().map_err(|_| "the clock's sampling thread panicked".to_string())?;
         Clocks::from_samples(&samples).ok_or_else(|| "NVML answered no sample".to_string())
     }
 }
@@ -229,6 +232,20 @@ impl Watch {
 impl Drop for Watch {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The line a program prints under its timing table: the clock over `over` ("the timing"), or a
+/// warning where heat or the board held the GPU back, or why the clock was not recorded.
+pub fn report(clocks: &Result<Clocks, String>, over: &str) -> String {
+    match clocks {
+        Ok(c) => match c.held_back() {
+            None => format!("the GPU's clock over {over}: {}", c.describe()),
+            Some(why) => format!(
+                "warning: the GPU was slowed for heat or by its board over {over} ({why}): these times describe the machine more than the kernel"
+            ),
+        },
+        Err(why) => format!("the GPU's clock over {over} was not recorded: {why}"),
     }
 }
 
