@@ -249,6 +249,20 @@ pub fn report(clocks: &Result<Clocks, String>, over: &str) -> String {
     }
 }
 
+/// The error a tool ends with when some of its figures were timed while heat or the board held
+/// the GPU back (`cases` names them; none: no error). The figures are kept and shown, never judged.
+pub fn refuse_held_back(cases: &[String]) -> Result<(), String> {
+    if cases.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "the GPU was slowed for heat or by its board while {} {} timed: those figures describe the machine \
+         and are not judged; time them again on a GPU that is not (--merge keeps the rest)",
+        cases.join(", "),
+        if cases.len() == 1 { "was" } else { "were" }
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,6 +287,14 @@ mod tests {
         let braked = Clocks::from_samples(&[s(900, reason::POWER_BRAKE | reason::HW_SLOWDOWN)]).unwrap();
         assert!(braked.held_back().unwrap().starts_with("HW slowdown or power brake in 1 of 1 samples"));
         assert!(Clocks::from_samples(&[s(1, reason::HW_THERMAL)]).unwrap().describe().contains("thermal slowdown"));
+    }
+
+    #[test]
+    fn held_back_figures_end_the_tool_with_their_names() {
+        assert_eq!(refuse_held_back(&[]), Ok(()));
+        let one = refuse_held_back(&["4096x4096x4096 fp16".into()]).unwrap_err();
+        assert!(one.contains("while 4096x4096x4096 fp16 was timed"), "{one}");
+        assert!(refuse_held_back(&["a".into(), "b".into()]).unwrap_err().contains("while a, b were timed"));
     }
 
     #[test]

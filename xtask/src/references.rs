@@ -377,13 +377,11 @@ pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define, merge }
                     verdict.push(row(&labels[x], m, t, " (verdict timing)"));
                 }
             }
-            match watch.stop() {
-                Ok(c) => {
-                    println!("{shape} {family}: the GPU's clock over both timings: {}", c.describe());
-                    let key = (shape.m as u64, shape.n as u64, shape.k as u64, family.label().to_string());
-                    clocks.push(Watched { m: key.0, n: key.1, k: key.2, precision: key.3, clocks: c });
-                }
-                Err(why) => println!("{shape} {family}: the GPU's clock was not recorded: {why}"),
+            let watched = watch.stop();
+            println!("{shape} {family}: {}", common::clocks::report(&watched, "both timings"));
+            if let Ok(c) = watched {
+                let (m, n, k) = (shape.m as u64, shape.n as u64, shape.k as u64);
+                clocks.push(Watched { m, n, k, precision: family.label().to_string(), clocks: c });
             }
             save(&build(&rows, &verdict, &wrong, &hashes, &clocks)?)?;
         }
@@ -397,14 +395,7 @@ pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define, merge }
         .filter(|w| w.clocks.held_back().is_some())
         .map(|w| format!("{}x{}x{} {}", w.m, w.n, w.k, w.precision))
         .collect();
-    if !held.is_empty() {
-        return Err(format!(
-            "the GPU was slowed for heat or by its board while {} was timed: those figures describe the machine \
-             and are not judged; time them again on a GPU that is not (--merge keeps the rest)",
-            held.join(", ")
-        ));
-    }
-    Ok(())
+    common::clocks::refuse_held_back(&held)
 }
 
 /// The contenders of the verdict timing, as indices into the first timing's: each C type's rung

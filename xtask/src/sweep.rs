@@ -188,8 +188,6 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
     let total = steps.len() * shapes.len();
     let mut runs = Vec::new();
     let mut failures = 0;
-    // Runs timed while the GPU was slowed for heat or by its board (`common::clocks`).
-    let mut held_back = Vec::new();
     for (si, shape) in shapes.iter().enumerate() {
         let gemm = Gemm::new(*shape, 1.0, 0.0);
         let seed = data::fresh_seed();
@@ -242,10 +240,7 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
                 println!("{}", verified.report(&step.id()));
             }
             match &clocks {
-                Ok(c) if c.held_back().is_some() => {
-                    held_back.push(format!("{} at {shape}", step.id()));
-                    println!("        the GPU was held back: {}", c.describe());
-                }
+                Ok(c) if c.held_back().is_some() => println!("        the GPU was held back: {}", c.describe()),
                 Ok(_) => {}
                 Err(why) if si + ki == 0 => println!("        the GPU's clock is not recorded: {why}"),
                 Err(_) => {}
@@ -298,15 +293,13 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
     if failures > 0 {
         return Err(format!("{failures} runs failed verification"));
     }
-    if !held_back.is_empty() {
-        return Err(format!(
-            "{} runs were timed while the GPU was slowed for heat or by its board, so their figures describe the \
-             machine: {}; sweep them again on a GPU that is not (--merge keeps the rest)",
-            held_back.len(),
-            held_back.join(", ")
-        ));
-    }
-    Ok(())
+    // Runs timed while the GPU was slowed for heat or by its board (`common::clocks`).
+    let held_back: Vec<String> = runs
+        .iter()
+        .filter(|r| r.clocks.as_ref().is_some_and(|c| c.held_back().is_some()))
+        .map(|r| format!("{} at {}x{}x{}", r.step, r.m, r.n, r.k))
+        .collect();
+    common::clocks::refuse_held_back(&held_back)
 }
 
 #[cfg(test)]
