@@ -49,7 +49,7 @@ const LIMITS_NEXT: &[(&str, &str)] = &[
     ("step08-mma-ldmatrix", "every thread copies and loads fragments: the copies' own instructions and stalls"),
     (
         "step09-wgmma-tma",
-        "one warpgroup copies and multiplies: between tiles it waits for the TMA and for its own products",
+        "one warpgroup copies and multiplies: it waits for each tile's loads (Nsight Compute: long-scoreboard stalls, the tensor pipe busy 57% at 4096³ on an H200)",
     ),
     (
         "step10-warp-specialized",
