@@ -98,7 +98,7 @@ impl Prepared {
         // A 16-bit C: the kernel reads C0 rounded to it, and its result is rounded once more.
         // cuBLAS's reference is its FP32 C of the same arithmetic on that C0, rounded here: its own
         // 16-bit C left a tenth of the elements wrong at 1000x1001x999 in BF16 on an H100
-        // (notes/hopper.md).
+        // (notes/step12.md).
         let narrow = precision.output_unit_roundoff() > 0.0;
         let c0: std::borrow::Cow<[f32]> = if narrow {
             inputs.c0.iter().map(|&v| eout.store(v) as f32).collect()

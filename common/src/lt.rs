@@ -288,7 +288,7 @@ pub fn usable_configs(
             let ok = if config == CublasConfig::Lt16BitC { v.vs_cublas.rel_frobenius < 1e-2 } else { v.passed() };
             if !ok {
                 // Left out, and said so: a reference that computes something else is no reference
-                // (cuBLAS's BF16 C at 1000x1001x999 on an H100, notes/hopper.md).
+                // (cuBLAS's BF16 C at 1000x1001x999 on an H100, notes/step12.md).
                 println!("note: {} left out, it computed a wrong result: {}", config.label(), v.report(config.label()));
                 left_out.push(config);
                 continue;

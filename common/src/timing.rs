@@ -106,7 +106,7 @@ impl Method {
 /// other meet different clocks (the same cuBLAS call moved by up to 10% within one process);
 /// turns give each the same drift. And the clock follows the work within 50-200 ms: right after
 /// FP16 tensor-core GEMMs an FP32 SGEMM ran 34% slower for its first 20 ms, and an FP16 GEMM
-/// after SGEMMs 14% faster (`notes/hopper.md`). A sample taken right after another contender's
+/// after SGEMMs 14% faster (`notes/measuring.md`). A sample taken right after another contender's
 /// would be timed at that contender's clock, so each turn settles first.
 pub fn time_in_turn(
     gpu: &Gpu,

@@ -7,7 +7,7 @@ use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
 
 // ANCHOR: tiles
 /// One warpgroup's 64 x 256 tile per block (128 accumulators a thread, the most one wgmma
-/// computes) and a ring of four buffers (chosen with `examples/tune.rs`, see notes/hopper.md).
+/// computes) and a ring of four buffers (chosen with `examples/tune.rs`, see notes/step09.md).
 pub const fn tiles(_: Precision) -> HopperTiles {
     HopperTiles { bm: 64, bn: 256, stages: 2, cluster: 1, group: 1 }
 }

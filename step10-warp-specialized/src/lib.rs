@@ -7,7 +7,7 @@ use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
 
 // ANCHOR: tiles
 /// Two consumers of 64 x 256 per block (128 x 256 of C for one copy of each B tile) and a ring of
-/// four buffers of 48 KiB (chosen with `examples/tune.rs`, see notes/hopper.md).
+/// four buffers of 48 KiB (chosen with `examples/tune.rs`, see notes/step10.md).
 pub const fn tiles(_: Precision) -> HopperTiles {
     HopperTiles { bm: 128, bn: 256, stages: 4, cluster: 1, group: 1 }
 }

@@ -8,7 +8,7 @@ use common::{Launch, Precision, Shape, Step, kernel_source};
 
 // ANCHOR: tiles
 /// Step 10's block, two blocks per cluster, groups of eight cluster rows (chosen with
-/// `examples/tune.rs`, see notes/hopper.md).
+/// `examples/tune.rs`, see notes/step11.md).
 pub const fn tiles(_: Precision) -> HopperTiles {
     HopperTiles { bm: 128, bn: 256, stages: 4, cluster: 2, group: 8 }
 }

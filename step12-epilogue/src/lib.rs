@@ -8,7 +8,7 @@ use common::rungs::{self, CHUNK_BYTES, HopperTiles};
 use common::{Launch, Precision, Result, Shape, Step, kernel_source};
 
 // ANCHOR: tiles
-/// Step 11's tiles (chosen with `examples/tune.rs`, see notes/hopper.md); the ring of four
+/// Step 11's tiles (chosen with `examples/tune.rs`, see notes/step12.md); the ring of four
 /// buffers and two staging buffers of 8 KiB per consumer fill 225 of the SM's 227 KiB.
 pub const fn tiles(_: Precision) -> HopperTiles {
     HopperTiles { bm: 128, bn: 256, stages: 4, cluster: 2, group: 8 }

@@ -317,7 +317,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
     }
     // Not a wait for anything: with the warps reconverged before the end, ptxas keeps all of
     // 3xTF32's split ahead of the wgmma wait, 2% faster (TF32's loop is faster without it;
-    // notes/hopper.md, "The producer's tail landed").
+    // notes/step13.md, "The producer's tail landed").
     if constexpr (P::split) __syncwarp();
 }
 // ANCHOR_END: kernel

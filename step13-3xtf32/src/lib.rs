@@ -13,7 +13,7 @@ use common::{Launch, Precision, Result, Shape, Step, ceil_div, kernel_source};
 // ANCHOR: tiles
 /// The tiles of C^T (M and N swapped): `bm` columns of C per block, 64 per consumer; `bn` rows of
 /// C (one wgmma's N). TF32: 128 x 256. 3xTF32 keeps two A planes per buffer, so its tiles are
-/// 128 x 128 (chosen with `examples/tune.rs`, see notes/hopper.md).
+/// 128 x 128 (chosen with `examples/tune.rs`, see notes/step13.md).
 pub const fn tiles(p: Precision) -> HopperTiles {
     match p {
         Precision::Tf32x3 => HopperTiles { bm: 128, bn: 128, stages: 4, cluster: 2, group: 8 },

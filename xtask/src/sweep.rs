@@ -211,7 +211,7 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
             // The kernel, cuBLAS and (tensor-core precisions) cuBLAS's other configurations, in
             // turn: the GPU's clock drifts over seconds of tensor-core work, and the same
             // configuration timed a few seconds before the kernel was up to 10% faster than
-            // timed next to it (notes/step09.md).
+            // timed next to it (notes/measuring.md, "cuBLAS timed next to each kernel").
             let check = checked.insert(step.precision);
             let left_out = left_out.entry(step.precision).or_default();
             let watch = Watch::start(&gpu);
