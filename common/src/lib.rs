@@ -8,7 +8,8 @@
 //!   a step's own host code gets; [`runner`]: compiling, loading and launching with the common
 //!   kernel signature; [`matrix`]: matrices on the GPU, their storage and guard zones;
 //! - [`precision`]: FP32, and the tensor-core precisions of steps 7-9 (TF32, FP16, BF16, FP64, 3xTF32);
-//! - [`data`], [`reference`], [`verify`]: random inputs, cuBLAS and float64 references, checks;
+//! - [`data`], [`reference`], [`verify`]: random inputs, cuBLAS and float64 references, and the
+//!   check of a result against them (the error bound, what it is made of, the comparison, its report);
 //! - [`probe`]: inputs whose FP32 answer is exact, to tell FP32 arithmetic from lower precisions;
 //! - [`hopper`]: tensor maps, cluster launches and pitched copies for step 9's TMA;
 //! - [`lt`]: cuBLASLt, for the fastest cuBLAS configuration the tensor-core steps meet; [`fairest`]:

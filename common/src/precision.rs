@@ -159,7 +159,7 @@ impl Precision {
     /// precision's input format, to nearest with ties to even (FP16 and BF16 as the host stores
     /// them; TF32 as cuBLAS and a TFLOAT32 tensor map of the TMA round, [`tf32_rne`]). Steps 7
     /// and 8 round TF32 ties away from zero instead ([`tf32_rna`]); the verifier accepts either
-    /// rule at an exact tie, by exactly what the tie can change (`verify.rs`). Exact in f32 for
+    /// rule at an exact tie, by exactly what the tie can change ([`crate::verify`]). Exact in f32 for
     /// every precision. 3xTF32 multiplies the FP32 inputs themselves (to within the splitting
     /// error that [`Precision::input_unit_roundoff`] states).
     pub fn round_input(self, x: f32) -> f32 {

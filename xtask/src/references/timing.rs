@@ -1,0 +1,381 @@
+//! The references run: at each shape and precision, every contender (the top rung of each C type
+//! and every cuBLAS configuration that computes its product) timed in turns with both methods,
+//! then each rung and its pick timed again (the verdict timing), while the GPU's clock is watched.
+//! The file is written after every shape and precision.
+
+use super::merge::merged;
+use super::render::markdown;
+use super::{
+    PRECISIONS, References, Row, SCHEMA, Torch, Watched, elem_label, load_torch, top_rung, with_c_types, write,
+};
+use crate::results::read_json;
+use crate::sweep::{slug, today};
+use common::check::Prepared;
+use common::clocks::Watch;
+use common::compile::KernelSource;
+use common::device::Gpu;
+use common::fairest::{CublasCall, both_ways, checked_calls};
+use common::lt::CublasLt;
+use common::reference::Cublas;
+use common::runner::Runner;
+use common::timing::{Method, Timing, TimingPlan, time_in_turn};
+use common::{Gemm, Precision, Shape, Step, data};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The results file (default: results/references/<gpu>.json)
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Shapes, comma-separated MxNxK or S (default: 4096, 8192, 4096x11008x4096)
+    #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = crate::shape)]
+    shapes: Vec<Shape>,
+    /// Precisions, comma-separated (default: fp16,bf16,tf32,3xtf32)
+    #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = parse_precision)]
+    precisions: Vec<Precision>,
+    /// cuBLASLt algorithms to time per C type, the heuristic's first ones
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=common::lt::MAX_ALGOS as i64))]
+    algos: u16,
+    /// The JSON file scripts/torch-matmul.py wrote on this GPU, merged into the results
+    #[arg(long, value_name = "FILE")]
+    torch: Option<PathBuf>,
+    /// Time this .cu file (or an experiment's .patch, applied to the top rung's kernel) as the
+    /// top rung, with the rung's launch; its figures go to --out, never to results/
+    #[arg(long, value_name = "FILE.cu", requires = "out")]
+    kernel: Option<PathBuf>,
+    /// Add or replace a compile-time define of the top rung's kernel (repeatable), with --out
+    #[arg(long, value_name = "NAME=VALUE", value_parser = common::cli::parse_define, requires = "out")]
+    define: Vec<(String, i64)>,
+    /// Keep the rows of the results file for the shapes and precisions this run does not time
+    /// (to finish a run stopped by a time limit); the top rungs' kernels must be the file's
+    #[arg(long, conflicts_with_all = ["kernel", "define"])]
+    merge: bool,
+}
+
+fn parse_precision(s: &str) -> Result<Precision, String> {
+    Precision::ALL
+        .into_iter()
+        .find(|p| p.label() == s.trim())
+        .ok_or_else(|| format!("`{s}` is not a precision (fp32, tf32, fp16, bf16, fp64, 3xtf32)"))
+}
+
+/// How every contender is timed.
+const PLAN: TimingPlan = TimingPlan {
+    settle: Duration::from_millis(200),
+    measure: Duration::from_millis(400),
+    rounds: 5,
+    min_reps: 10,
+    max_reps: 150,
+};
+
+/// How this task takes its figures ([`common::fairest::both_ways`]).
+fn in_turn(plan: &TimingPlan) -> String {
+    format!(
+        "median of the samples of {} turns of each contender, each after {} ms of its own untimed runs",
+        plan.rounds,
+        plan.settle.as_millis()
+    )
+}
+
+pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define, merge }: Args) -> Result<(), String> {
+    let shapes = if shapes.is_empty() {
+        vec![Shape::cube(4096), Shape::cube(8192), Shape::new(4096, 11008, 4096)]
+    } else {
+        shapes
+    };
+    let precisions = if precisions.is_empty() { PRECISIONS.to_vec() } else { precisions };
+    let torch = torch.map(|f| load_torch(&f)).transpose()?;
+    let experiments = experiments(kernel.as_deref(), &precisions)?;
+    let defines = common::cli::static_defines(define);
+    let tool = tool_line(kernel.as_deref(), &defines, merge);
+    let e = |e: common::Error| e.to_string();
+    let gpu = Gpu::shared().map_err(e)?;
+    let cublas = Cublas::new(&gpu).map_err(e)?;
+    let lt = RefCell::new(CublasLt::new(&gpu).map_err(e)?);
+    let out = out.unwrap_or_else(|| PathBuf::from("results/references").join(format!("{}.json", slug(&gpu.name))));
+    println!(
+        "references on {}: {} shapes x {} precisions, {} turns of each contender",
+        gpu.describe(),
+        shapes.len(),
+        precisions.len(),
+        PLAN.rounds
+    );
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    // What the file holds beyond this run's shapes and precisions, kept by --merge.
+    let kept: Option<References> = if merge {
+        let old: References = read_json(&out)?;
+        if old.gpu != gpu.name {
+            return Err(format!("{} was measured on {}, not on {}", out.display(), old.gpu, gpu.name));
+        }
+        Some(old)
+    } else {
+        None
+    };
+    let timed = shapes.iter().flat_map(|&s| precisions.iter().map(move |&p| (s, p))).collect();
+    let header = Header {
+        tool,
+        date: today(),
+        gpu: gpu.name.clone(),
+        cublas_version: cublas.version as i64,
+        torch,
+        kept,
+        timed,
+    };
+    let lab = Lab { gpu, cublas, lt, algos: algos as usize, experiments, defines };
+    let mut recorded = Recorded::default();
+    for &shape in &shapes {
+        for &family in &precisions {
+            lab.time(shape, family, &mut recorded)?;
+            // Written after every shape and precision, so that a run stopped by a time limit keeps
+            // what it measured.
+            write(&out, &header.file(&recorded)?)?;
+        }
+    }
+    // Written after the last precision already.
+    let refs = header.file(&recorded)?;
+    println!("\n{}", markdown(&refs));
+    println!("wrote {} (`cargo xtask book` makes the book's table of it)", out.display());
+    let held: Vec<String> = recorded
+        .clocks
+        .iter()
+        .filter(|w| w.clocks.held_back().is_some())
+        .map(|w| format!("{}x{}x{} {}", w.m, w.n, w.k, w.precision))
+        .collect();
+    common::clocks::refuse_held_back(&held)
+}
+
+/// An experiment in the top rung's place, read once per rung before the GPU is asked for.
+fn experiments(
+    kernel: Option<&Path>,
+    precisions: &[Precision],
+) -> Result<BTreeMap<&'static str, KernelSource>, String> {
+    let mut experiments = BTreeMap::new();
+    if let Some(k) = kernel {
+        for rung in precisions.iter().flat_map(|&f| with_c_types(f)).filter_map(top_rung) {
+            if !experiments.contains_key(rung.name) {
+                experiments
+                    .insert(rung.name, KernelSource::from_file_over(k, &rung.kernel).map_err(|e| e.to_string())?);
+            }
+        }
+    }
+    Ok(experiments)
+}
+
+/// The file's `tool`: the command, with the experiment's file and defines that name the run.
+fn tool_line(kernel: Option<&Path>, defines: &[(&'static str, i64)], merge: bool) -> String {
+    let mut tool = String::from("cargo xtask references");
+    if let Some(k) = kernel {
+        let _ = write!(tool, " --kernel {}", k.display());
+    }
+    for (name, value) in defines {
+        let _ = write!(tool, " --define {name}={value}");
+    }
+    if merge {
+        tool += " --merge";
+    }
+    tool
+}
+
+/// What the file says beside its figures, and under `--merge` the file it adds them to.
+struct Header {
+    tool: String,
+    date: String,
+    gpu: String,
+    cublas_version: i64,
+    torch: Option<Torch>,
+    kept: Option<References>,
+    /// The shapes and precisions this run times: of those, the kept file's rows are replaced.
+    timed: Vec<(Shape, Precision)>,
+}
+
+/// The figures a run has taken so far.
+#[derive(Default)]
+struct Recorded {
+    rows: Vec<Row>,
+    verdict: Vec<Row>,
+    wrong: Vec<String>,
+    hashes: BTreeMap<String, String>,
+    clocks: Vec<Watched>,
+}
+
+impl Header {
+    /// The file of the figures taken so far (with the kept file's other rows, under `--merge`).
+    fn file(&self, r: &Recorded) -> Result<References, String> {
+        let new = References {
+            schema: SCHEMA,
+            tool: self.tool.clone(),
+            date: self.date.clone(),
+            gpu: self.gpu.clone(),
+            cublas_version: self.cublas_version,
+            timing: in_turn(&PLAN),
+            kernel_hashes: r.hashes.clone(),
+            torch: self.torch.clone(),
+            rows: r.rows.clone(),
+            verdict: r.verdict.clone(),
+            wrong: r.wrong.clone(),
+            rehashed: Vec::new(),
+            clocks: r.clocks.clone(),
+        };
+        match &self.kept {
+            Some(old) => merged(old, new, &self.timed),
+            None => Ok(new),
+        }
+    }
+}
+
+/// The GPU, its libraries, and how the top rungs are compiled.
+struct Lab {
+    gpu: Arc<Gpu>,
+    cublas: Cublas,
+    /// Shared by the cuBLASLt contenders, each of which borrows it for one run.
+    lt: RefCell<CublasLt>,
+    /// cuBLASLt algorithms per C type.
+    algos: usize,
+    experiments: BTreeMap<&'static str, KernelSource>,
+    defines: Vec<(&'static str, i64)>,
+}
+
+/// One C type of a family: the problem, its top rung (checked) with the rung's error against
+/// float64, and the cuBLAS configurations that computed the product, each with its error.
+struct Problem {
+    prepared: Prepared,
+    rung: &'static Step,
+    runner: Runner,
+    err: f64,
+    calls: Vec<(CublasCall, f64)>,
+}
+
+/// A contender's name, the precision it computes, and its error against float64.
+type Label = (String, Precision, f64);
+
+impl Lab {
+    /// One problem per C type of `family`, on the same inputs; the rung of each is checked and its
+    /// hash recorded, and the cuBLAS configurations that compute something else are named.
+    fn problems(&self, gemm: &Gemm, family: Precision, rec: &mut Recorded) -> Result<Vec<Problem>, String> {
+        let e = |e: common::Error| e.to_string();
+        let (gpu, cublas, shape) = (&self.gpu, &self.cublas, gemm.shape);
+        let seed = data::fresh_seed();
+        let mut problems = Vec::new();
+        for p in with_c_types(family) {
+            let prepared = Prepared::new(gpu, cublas, gemm, p, seed).map_err(e)?;
+            let rung = top_rung(p).ok_or_else(|| format!("no step of the ladder computes {p}"))?;
+            let source = self.experiments.get(rung.name).cloned();
+            let mut runner = Runner::new(gpu, rung, source).map_err(e)?.with_defines(&self.defines);
+            let v = prepared.check(&mut runner).map_err(e)?;
+            if !v.passed() {
+                return Err(format!("{} at {shape}: {}", rung.id(), v.report(&rung.id())));
+            }
+            rec.hashes.insert(rung.id(), runner.kernel.hash());
+            let err = v.vs_exact.as_ref().map_or(v.vs_cpu.rel_frobenius, |x| x.rel_frobenius);
+            let (calls, left_out) =
+                checked_calls(gpu, cublas, &mut self.lt.borrow_mut(), &prepared, self.algos).map_err(e)?;
+            rec.wrong.extend(left_out.into_iter().map(|w| format!("{shape}: {w}")));
+            problems.push(Problem { prepared, rung, runner, err, calls });
+        }
+        Ok(problems)
+    }
+
+    /// Times every contender of `family` at `shape` both ways, then the verdict timing, with the
+    /// GPU's clock watched over both; adds the rows and the clock to `rec`.
+    fn time(&self, shape: Shape, family: Precision, rec: &mut Recorded) -> Result<(), String> {
+        let e = |e: common::Error| e.to_string();
+        let gemm = Gemm::new(shape, 1.0, 0.0);
+        let mut problems = self.problems(&gemm, family, rec)?;
+        // Every contender of the family, in turn.
+        let (gpu, cublas, lt) = (&*self.gpu, &self.cublas, &self.lt);
+        let (mut labels, mut rungs): (Vec<Label>, Vec<usize>) = (Vec::new(), Vec::new());
+        let mut runs: Vec<Box<dyn FnMut() -> common::Result<()> + '_>> = Vec::new();
+        for Problem { prepared, rung, runner, err, calls } in &mut problems {
+            let p = prepared.precision;
+            let mut c = prepared.fresh_c(gpu, 0).map_err(e)?;
+            rungs.push(runs.len());
+            labels.push((rung.id(), p, *err));
+            let prepared = &*prepared;
+            runs.push(Box::new(move || runner.run(&prepared.gemm, &prepared.a, &prepared.b, &mut c)));
+            for (call, err) in calls.iter() {
+                let mut c = prepared.fresh_c(gpu, 0).map_err(e)?;
+                labels.push((call.door.label(), p, *err));
+                runs.push(Box::new(move || call.run(gpu, cublas, &mut lt.borrow_mut(), prepared, &mut c)));
+            }
+        }
+        let row = |(who, p, err): &Label, m: Method, t: &Timing, timing: &str| {
+            let tflops = t.gflops(&gemm) / 1e3;
+            println!(
+                "{shape} {family} {who:<30} {:<4} C {:<13} {tflops:>8.1} TFLOP/s{timing}",
+                elem_label(p.output()),
+                m.label()
+            );
+            Row {
+                m: shape.m as u64,
+                n: shape.n as u64,
+                k: shape.k as u64,
+                precision: family.label().into(),
+                who: who.clone(),
+                c: elem_label(p.output()).into(),
+                method: m.label().into(),
+                ms: t.median_ms,
+                tflops,
+                rel_err_vs_exact: Some(*err),
+            }
+        };
+        let mut refs: Vec<&mut dyn FnMut() -> common::Result<()>> = runs.iter_mut().map(|r| &mut **r as _).collect();
+        let watch = Watch::start(gpu);
+        let times = both_ways(gpu, PLAN, &mut refs).map_err(e)?;
+        for (label, timing) in labels.iter().zip(&times) {
+            for (m, t) in Method::BOTH.into_iter().zip(timing) {
+                rec.rows.push(row(label, m, t, ""));
+            }
+        }
+        // The verdict timing: each rung and the configuration of least median above, of its C
+        // type and in this method, timed again on fresh samples (`references`' comment says why).
+        for (i, m) in Method::BOTH.into_iter().enumerate() {
+            let chosen = picked(&rungs, runs.len(), |x| times[x][i].median_ms);
+            let mut refs: Vec<&mut dyn FnMut() -> common::Result<()>> =
+                runs.iter_mut().enumerate().filter(|(x, _)| chosen.contains(x)).map(|(_, r)| &mut **r as _).collect();
+            let again = time_in_turn(gpu, PLAN, m, &mut refs).map_err(e)?;
+            // `refs` keeps the runs' order, and `chosen` is in it too (see `picked`).
+            for (&x, t) in chosen.iter().zip(&again) {
+                rec.verdict.push(row(&labels[x], m, t, " (verdict timing)"));
+            }
+        }
+        let watched = watch.stop();
+        println!("{shape} {family}: {}", common::clocks::report(&watched, "both timings"));
+        if let Ok(c) = watched {
+            let (m, n, k) = (shape.m as u64, shape.n as u64, shape.k as u64);
+            rec.clocks.push(Watched { m, n, k, precision: family.label().to_string(), clocks: c });
+        }
+        Ok(())
+    }
+}
+
+/// The contenders of the verdict timing, as indices into the first timing's: each C type's rung
+/// (at `rungs[i]`, its cuBLAS configurations after it up to the next rung, or to `n`) followed by
+/// its configuration of least `median`. In increasing order, as the runs are.
+fn picked(rungs: &[usize], n: usize, median: impl Fn(usize) -> f64) -> Vec<usize> {
+    let mut out = Vec::new();
+    for (i, &rung) in rungs.iter().enumerate() {
+        let end = rungs.get(i + 1).copied().unwrap_or(n);
+        out.push(rung);
+        out.extend((rung + 1..end).min_by(|&a, &b| median(a).total_cmp(&median(b))));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_verdict_contenders_are_each_rung_and_its_fastest_configuration() {
+        // Two C types: the rung at 0 with configurations 1-3, the rung at 4 with 5-6.
+        let medians = [9.0, 3.0, 2.0, 2.5, 9.0, 1.0, 1.5];
+        assert_eq!(picked(&[0, 4], medians.len(), |i| medians[i]), [0, 2, 4, 5]);
+    }
+}
