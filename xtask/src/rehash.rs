@@ -1,6 +1,7 @@
-//! `cargo xtask rehash --from REV`: a step's recorded hash covers the shared headers its kernel
-//! includes, so an edit to a part of a header the kernel never uses (another step's schedule, a
-//! comment) makes its results stale though the GPU would run the same instructions. For each
+//! `cargo xtask rehash --from REV`: a step's recorded hash covers the headers its kernel includes
+//! (the shared ones and those of step crates), so an edit to a part of a header the kernel never
+//! uses (a comment, code moved to another header) makes its results stale though the GPU would run
+//! the same instructions. For each
 //! stale step of a sweep (`results/*.json`) and each stale top rung of a references file
 //! (`results/references/*.json`) this compiles the kernel as it was at REV and as it is now, in
 //! every variant the step launches, and where every CUBIN holds the same machine code (every
