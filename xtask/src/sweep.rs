@@ -395,6 +395,17 @@ pub fn run(Args { out, steps: keys, shapes, merge, partials }: Args) -> Result<(
 mod tests {
     use super::*;
 
+    /// `--partials` sweeps each partial rung right after its rung.
+    #[test]
+    fn partial_rungs_follow_their_rung() {
+        let labels = |partials| swept(&["11".into()], partials).unwrap().iter().map(Swept::label).collect::<Vec<_>>();
+        let id = steps::find("11").unwrap().id();
+        assert_eq!(labels(false), [id.clone(), "step11-cluster-persistent-bf16".into()]);
+        let with = labels(true);
+        assert_eq!(with.len(), 4);
+        assert_eq!((&with[0], &with[1]), (&id, &format!("{id} no-multicast")));
+    }
+
     /// --merge keeps what the sweep leaves out, and drops the runs of a swept step whose kernel
     /// changed, its partial rungs' among them.
     #[test]
