@@ -100,7 +100,7 @@ if has ncu; then
   for s in $(echo "$steps" | grep -E "${NCU_STEPS:-.}"); do
     for p in $(precisions "$s" | tr ' ' '\n' | grep -E "${NCU_PRECISIONS:-.}"); do
       run_ncu "$s-$p" "$bin/$s" $(pflag "$p")
-      # NCU_DEFINE=NAME=VALUE: the same kernel with one define changed (step 8: SWIZZLE=0).
+      # NCU_DEFINE=NAME=VALUE: the same kernel with one define changed (a tile size, say).
       [ -n "${NCU_DEFINE:-}" ] && run_ncu "$s-$p-$NCU_DEFINE" "$bin/$s" $(pflag "$p") --define "$NCU_DEFINE"
     done
   done
@@ -114,7 +114,8 @@ if has experiments; then
       label="$s--$(basename "$cu" .patch)-$RANDOM"
       "$bin/$s" --m 4096 --n 4096 --k 4096 --kernel "$cu" > "$logs/exp-$label.log" 2>&1
       say "- $label: $(grep -E '^\| step' "$logs/exp-$label.log" || tail -1 "$logs/exp-$label.log")"
-      if has ncu && [[ $s == step03* ]]; then run_ncu "exp-$label" "$bin/$s" --kernel "$cu"; fi
+      # Counters of the layouts: step 3's, and step 8 without its swizzle.
+      if has ncu && [[ $s == step03* || $cu == */no-swizzle.patch ]]; then run_ncu "exp-$label" "$bin/$s" --kernel "$cu"; fi
     }
   done
 fi

@@ -1,10 +1,11 @@
 // Hopper's machinery for the top of the ladder (steps 9-13), one named function per PTX
-// instruction, so that a kernel body reads as its idea (included as "hopper.cuh"; sm_90a).
+// instruction, so that a kernel body reads as its idea (included as "hopper.cuh"; sm_90a). What
+// the rungs build from them lives in the crate of the rung that introduces it.
 //   mbarriers     a 64-bit counter in shared memory that the TMA and threads arrive on
-//   TMA           whole tiles between global and shared memory, described by a tensor map
 //   clusters      blocks on neighbouring SMs that signal each other's barriers
+//   TMA           whole tiles between global and shared memory, described by a tensor map
 //   wgmma         a warpgroup's asynchronous matrix product from shared memory
-//   epilogue      the accumulators' layout, and how steps 9-11 write them to C
+//   matrices      8 x 8 matrices of 16-bit elements between shared memory and registers
 #pragma once
 #include "precision.cuh"
 
@@ -254,44 +255,7 @@ __device__ __forceinline__ void wgmma_tf32(float (&d)[NREG], const unsigned (&a)
 }
 // ANCHOR_END: wgmma_tf32
 
-// ---------------------------------------------------------------- epilogue
-// ANCHOR: epilogue
-// The accumulator layout of a 64 x W wgmma tile is mma.m16n8's, repeated: warp w of the
-// warpgroup holds rows 16w + g and 16w + g + 8 (g = lane / 4), and d[4j..4j+3] are columns
-// 8j + 2t, 8j + 2t + 1 (t = lane % 4) of those two rows.
-// C[r][c], C[r][c+1] = alpha*acc + beta*C for the elements inside C (C is not read when
-// beta == 0); one 8-byte store when rows of C are 8-byte aligned (VEC: N is even).
-__device__ __forceinline__ void store_pair(float* C, int r, int c, int M, int N, float v0, float v1, float alpha,
-                                           float beta) {
-    if (r >= M) return;
-    float* p = &C[r * N + c];
-    if (VEC && c < N) {
-        float2 out = make_float2(alpha * v0, alpha * v1);
-        if (beta != 0.0f) out.x += beta * p[0], out.y += beta * p[1];
-        *reinterpret_cast<float2*>(p) = out;
-    } else if (!VEC) {
-        if (c < N) p[0] = beta == 0.0f ? alpha * v0 : alpha * v0 + beta * p[0];
-        if (c + 1 < N) p[1] = beta == 0.0f ? alpha * v1 : alpha * v1 + beta * p[1];
-    }
-}
-// A warpgroup's 64 x W tile of accumulators at C[row0][col0].
-template <int W, int NREG>
-__device__ __forceinline__ void store_tile(float* C, int row0, int col0, int M, int N, const float (&d)[NREG],
-                                           float alpha, float beta) {
-    const int lane = threadIdx.x % 32, r = row0 + (threadIdx.x % 128) / 32 * 16 + lane / 4;
-#pragma unroll
-    for (int j = 0; j < W / 8; ++j) {
-        const int c = col0 + 8 * j + 2 * (lane % 4);
-        store_pair(C, r, c, M, N, d[4 * j], d[4 * j + 1], alpha, beta);
-        store_pair(C, r + 8, c, M, N, d[4 * j + 2], d[4 * j + 3], alpha, beta);
-    }
-}
-// ANCHOR_END: epilogue
-
-// ANCHOR: store_chunks
-// Steps 12 and 13: C through shared memory and the TMA. A chunk of C is 64 rows of one
-// 128-byte swizzled row each (32 floats or 64 halves), one TMA box of C's tensor map.
-constexpr int CHUNK_BYTES = 64 * 128;
+// ---------------------------------------------------------------- matrices
 // Four 8 x 8 matrices of 16-bit elements between shared memory and registers: lane l gives the
 // address of row l % 8 of matrix l / 8, and register i holds, as an mma.m16n8 fragment does, two
 // neighbouring elements of one row of matrix i (lane / 4, columns 2 (lane % 4) and the next).
@@ -306,254 +270,18 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(addr));
 }
-// alpha * (a0, a1) + beta * C's old pair `old` (READ_C), as the two 16-bit halves of a register.
-template <class P, bool READ_C>
-__device__ __forceinline__ unsigned to_c_pair(float a0, float a1, unsigned old, float alpha, float beta) {
-    float v0 = alpha * a0, v1 = alpha * a1;
-    if constexpr (READ_C) {
-        v0 += beta * P::from_c(old & 0xffff);
-        v1 += beta * P::from_c(old >> 16);
-    }
-    return (unsigned)P::to_c(v0) | (unsigned)P::to_c(v1) << 16;
-}
-// Chunk q of a consumer's 64 x W tile of accumulators d into the staging buffer at `buf`, in the
-// TMA's layout (16-byte unit u of row r at (u ^ r % 8) * 16), with C's old values from the
-// buffer when READ_C. FP32: one 8-byte store per pair of elements; 16 bits: one stmatrix per
-// four 8 x 8 matrices, two 8-column groups of the warp's 16 rows.
-template <class P, bool READ_C, int NREG>
-__device__ __forceinline__ void write_chunk(unsigned buf, int q, const float (&d)[NREG], float alpha, float beta) {
-    constexpr int ROW = 128, CHUNK_COLS = ROW / (int)sizeof(typename P::out_t);
-    const int tid = threadIdx.x % 128, lane = tid % 32;
-    if constexpr (sizeof(typename P::out_t) == 2) {
-        // This lane's address: row lane % 8 of matrix lane / 8 (its row half, then its group).
-        const int r = tid / 32 * 16 + lane / 8 % 2 * 8 + lane % 8;
-#pragma unroll
-        for (int jj = 0; jj < CHUNK_COLS / 8; jj += 2) {
-            const int j = q * CHUNK_COLS / 8 + jj;
-            const unsigned at = buf + r * ROW + ((jj + lane / 16) ^ (lane % 8)) * 16;
-            unsigned old[4] = {0, 0, 0, 0}, v[4];
-            if constexpr (READ_C) ldmatrix_x4(old, at);
-#pragma unroll
-            for (int m = 0; m < 4; ++m) {
-                const int e = 4 * (j + m / 2) + 2 * (m % 2);
-                v[m] = to_c_pair<P, READ_C>(d[e], d[e + 1], old[m], alpha, beta);
-            }
-            stmatrix_x4(at, v);
-        }
-    } else {
-        const int r = tid / 32 * 16 + lane / 4, t4 = lane % 4;  // rows r and r + 8, columns 8j + 2 t4
-#pragma unroll
-        for (int jj = 0; jj < CHUNK_COLS / 8; ++jj) {
-            const int j = q * CHUNK_COLS / 8 + jj, byte = (8 * jj + 2 * t4) * 4;
-#pragma unroll
-            for (int half = 0; half < 2; ++half) {
-                const int rr = r + 8 * half;
-                const unsigned at = buf + rr * ROW + ((byte / 16) ^ (rr % 8)) * 16 + byte % 16;
-                float v0 = alpha * d[4 * j + 2 * half], v1 = alpha * d[4 * j + 2 * half + 1];
-                if constexpr (READ_C) {
-                    float o0, o1;
-                    asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(o0), "=f"(o1) : "r"(at));
-                    v0 += beta * o0, v1 += beta * o1;
-                }
-                asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(v0), "f"(v1));
-            }
-        }
-    }
-}
-// One consumer's 64 x W tile of accumulators d to C at (row, col) through its two staging
-// buffers at `stage`, two chunks at a time: one in each buffer, then one proxy fence and one
-// barrier for both (the fence waits for the writes before it, so paying it per pair halves that
-// wait). The consumer's 128 threads meet at named barrier `id`; thread 0 talks to the TMA. With
-// READ_C the TMA first loads the pair's old C into the buffers (`loaded`; `chunks` counts the
-// consumer's chunks so far, for the barriers' parity). beta picks one of two copies of the loop
-// (READ_C), so that a C that is not read costs no instructions (a test inside the loop would be
-// issued, predicated off, for every element).
-template <class P, bool READ_C, int W, int NREG>
-__device__ __forceinline__ void store_chunks_as(const TensorMap* tmC, unsigned stage, unsigned long long* loaded,
-                                                int id, int& chunks, int row, int col, const float (&d)[NREG],
-                                                float alpha, float beta) {
-    constexpr int CHUNK_COLS = 128 / (int)sizeof(typename P::out_t);
-    static_assert(W / CHUNK_COLS % 2 == 0, "chunks come in pairs");
-    const int tid = threadIdx.x % 128;
-#pragma unroll
-    for (int q = 0; q < W / CHUNK_COLS; q += 2, chunks += 2) {
-        // Both stores of the last pair must be done reading their buffers.
-        if (tid == 0) tma_store_wait<0>();
-        named_sync(id, 128);
-        if constexpr (READ_C) {
-            if (tid == 0)
-                for (int b = 0; b < 2; ++b) {
-                    mbar_expect_bytes(smem_addr(&loaded[b]), CHUNK_BYTES);
-                    tma_load(stage + b * CHUNK_BYTES, tmC, smem_addr(&loaded[b]), col + (q + b) * CHUNK_COLS, row);
-                }
-            for (int b = 0; b < 2; ++b) mbar_wait(smem_addr(&loaded[b]), chunks / 2 % 2);
-        }
-        write_chunk<P, READ_C>(stage, q, d, alpha, beta);
-        write_chunk<P, READ_C>(stage + CHUNK_BYTES, q + 1, d, alpha, beta);
-        // Every thread's writes, ordered before the TMA reads them; then one thread stores.
-        fence_async_shared();
-        named_sync(id, 128);
-        if (tid == 0) {
-            for (int b = 0; b < 2; ++b) tma_store(tmC, stage + b * CHUNK_BYTES, col + (q + b) * CHUNK_COLS, row);
-            tma_store_commit();
-        }
-    }
-}
-template <class P, int W, int NREG>
-__device__ __forceinline__ void store_chunks(const TensorMap* tmC, unsigned stage, unsigned long long* loaded, int id,
-                                             int& chunks, int row, int col, const float (&d)[NREG], float alpha,
-                                             float beta) {
-    if (beta != 0.0f) store_chunks_as<P, true, W>(tmC, stage, loaded, id, chunks, row, col, d, alpha, beta);
-    else store_chunks_as<P, false, W>(tmC, stage, loaded, id, chunks, row, col, d, alpha, beta);
-}
-// ANCHOR_END: store_chunks
 
-// ---------------------------------------------------------------- the persistent schedule
-// ANCHOR: schedule
-// A job is one cluster's tile of C: CM vertically adjacent TM x TN block tiles (the kernel's
-// CLUSTER, BM and BN). Jobs are numbered down a group of G cluster rows (GROUP), one column of the
-// group after another, then the next group: the jobs running at the same time (consecutive
-// numbers) cover a squarish patch of C and share its rows of A and columns of B in L2, where row
-// after row (G = 1) every patch would need all of B. The odd groups go right to left, so that the
-// turn that starts a group shares columns of B with the turn that ended the last one.
-template <int TM, int TN, int CM, int G>
-__device__ __forceinline__ int2 job_origin(int job, int M, int N, unsigned rank) {
-    const int cols = CEIL_DIV(N, TN), rows = CEIL_DIV(CEIL_DIV(M, TM), CM);
-    const int group = job / (G * cols), first = group * G, height = min(G, rows - first);
-    const int in_group = job % (G * cols);
-    const int row = first + in_group % height, col = group % 2 ? cols - 1 - in_group / height : in_group / height;
-    return make_int2((row * CM + (int)rank) * TM, col * TN);
-}
-
-// What a cluster computes in one turn: its block's tile of C at `at` (row, column), `width`
-// columns wide, over K-tiles k0 to k1. A partial turn leaves its sums for another cluster
-// (save_partial); a turn that ends a job adds the partials of the `peers` clusters before it
-// (add_partials) and stores the tile. Odd turns load their K-tiles last to first (`backwards`):
-// the jobs of consecutive turns share rows of A or columns of B, and a turn then starts on the
-// K-tiles the turn before loaded last, which L2 still holds, where K-tile 0 is long evicted.
-struct Work {
-    int2 at;
-    int width, k0, k1, peers;
-    bool partial, backwards;
-    // The K-tile to load first, and the step to the next (k1 - k0 of them). A schedule built
-    // without the count of K-tiles (step 13's) gives no K range: such a kernel reverses its own
-    // count.
-    __device__ int k_first() const { return backwards ? k1 - 1 : k0; }
-    __device__ int k_step() const { return backwards ? -1 : 1; }
-};
-// Most blocks x consumer warpgroups whose partial sums the last turn can keep (below).
+// ---------------------------------------------------------------- sizes
+// Two sizes of the top rungs, kept here rather than with the rungs that use them because a
+// constant at namespace scope is a global of every module that includes it, in the order of its
+// definition: moving one changes the CUBIN of every Hopper rung (step 11's code reaches its
+// globals through a table that would shift), and the recorded results of all of them with it.
+// A chunk of C, as steps 12 and 13 stage it for the TMA: 64 rows of one 128-byte swizzled row
+// (32 floats or 64 halves), one box of C's tensor map.
+constexpr int CHUNK_BYTES = 64 * 128;
+// Most blocks x consumer warpgroups whose partial sums stream-K can keep (step 11's schedule.cuh):
+// a persistent grid of one block per SM (a block's ring fills the SM's shared memory) on at most
+// 144 SMs (the whole GH100; an H100 or H200 enables 132), two consumers each (BM = 128). A larger
+// grid evens out its last wave without stream-K (Schedule checks it): correct, and slower where
+// stream-K would have paid.
 constexpr int MAX_PARTIALS = 144 * 2;
-// The clusters take jobs in turns: cluster c does jobs c, c + clusters, ... The last turn, if
-// it would leave clusters idle (`tail` jobs for `clusters` clusters), is balanced one of two ways:
-// - HALF: when at most half of the clusters would work, its jobs are cut in two halves of TN / 2
-//   columns, so that the last turn takes half as long; `units` counts whole jobs and halves.
-// - Otherwise, when `tiles` (K-tiles a job) is given and sharing the tail out would save each
-//   cluster at least 20 K-tiles (the partial sums cost about 14 of them on an H100, measured),
-//   the tail's K-tiles, laid end to end, are shared out evenly: cluster c takes
-//   [begin(c), begin(c + 1)). A job is then finished from two or more pieces (stream-K).
-template <int TM, int TN, int CM, int G, bool HALF>
-struct Schedule {
-    int jobs, whole, units, clusters, tiles, tail = 0;
-    __device__ Schedule(int M, int N, int clusters_, int tiles_ = 0) : clusters(clusters_), tiles(tiles_) {
-        jobs = CEIL_DIV(CEIL_DIV(M, TM), CM) * CEIL_DIV(N, TN);
-        const int t = jobs % clusters;
-        whole = HALF && 2 * t <= clusters ? jobs - t : jobs;
-        if (whole == jobs && t > 0 && (clusters - t) * tiles >= 20 * clusters && t * tiles >= 2 * clusters &&
-            (int)gridDim.x * (TM / 64) <= MAX_PARTIALS)
-            tail = t, whole = jobs - t;
-        units = tail ? whole : whole + 2 * (jobs - whole);
-    }
-    // Unit u, taken as a cluster's turn number `turn`.
-    __device__ Work unit(int u, int M, int N, unsigned rank, int turn) const {
-        const bool back = turn % 2;
-        if (u < whole) return {job_origin<TM, TN, CM, G>(u, M, N, rank), TN, 0, tiles, 0, false, back};
-        const int2 at = job_origin<TM, TN, CM, G>(whole + (u - whole) / 2, M, N, rank);
-        return {make_int2(at.x, at.y + (u - whole) % 2 * (TN / 2)), TN / 2, 0, tiles, 0, false, back};
-    }
-    __device__ int begin(int c) const { return (int)((long long)c * tail * tiles / clusters); }
-    // Turn i of cluster c into w; false after its last. Its units first, then its share of the
-    // tail, which spans at most two jobs: the end of one and the start of the next. It multiplies
-    // the start first and leaves it as a partial; the cluster holding a job's last K-tile
-    // multiplies that piece last, and adds the partials that the clusters before it made first.
-    // So a cluster waits only for work done at the start of theirs (all are resident at once).
-    __device__ bool turn(int c, int i, int M, int N, unsigned rank, Work& w) const {
-        const int own = c < units ? (units - 1 - c) / clusters + 1 : 0;
-        if (i < own) {
-            w = unit(c + i * clusters, M, N, rank, i);
-            return true;
-        }
-        if (tail == 0) return false;
-        const int b = begin(c), e = begin(c + 1), next = (b / tiles + 1) * tiles;
-        int k0, k1;
-        if (i == own && e > next) k0 = next, k1 = e;
-        else if (i == own + (e > next)) k0 = b, k1 = min(e, next);
-        else return false;
-        const int job = k0 / tiles;
-        w = {job_origin<TM, TN, CM, G>(whole + job, M, N, rank), TN, k0 - job * tiles, k1 - job * tiles, 0, k1 < (job + 1) * tiles, i % 2 == 1};
-        if (!w.partial)
-            while (c - 1 - w.peers >= 0 && begin(c - w.peers) > job * tiles) ++w.peers;
-        return true;
-    }
-};
-// ANCHOR_END: schedule
-
-// ANCHOR: partials
-// The partial sums of the last turn, one slot per block and consumer warpgroup (the slot's
-// number is the cluster's times CLUSTER x consumers, plus the block's and the warpgroup's), kept
-// thread-major so that each store is 512 contiguous bytes a warp, and a flag per slot. NREG: the
-// accumulators a thread holds. The flags start at 0 (a module's globals are zeroed at load).
-template <int NREG>
-__device__ float4 partial_sums[MAX_PARTIALS * 128 * NREG / 4];
-template <int NREG>
-__device__ unsigned partial_ready[MAX_PARTIALS];
-// The consumer's 128 threads (named barrier `id`) leave d in `slot`, then one thread raises its
-// flag, after a GPU-wide fence that orders every thread's stores before it.
-template <int NREG>
-__device__ __forceinline__ void save_partial(int slot, int id, const float (&d)[NREG]) {
-    const int tid = threadIdx.x % 128;
-    float4* p = partial_sums<NREG> + (size_t)slot * 128 * (NREG / 4);
-#pragma unroll
-    for (int q = 0; q < NREG / 4; ++q)
-        asm volatile("st.global.cg.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p + q * 128 + tid), "f"(d[4 * q]),
-                     "f"(d[4 * q + 1]), "f"(d[4 * q + 2]), "f"(d[4 * q + 3])
-                     : "memory");
-    named_sync(id, 128);
-    if (tid == 0) {
-        __threadfence();
-        asm volatile("st.release.gpu.global.u32 [%0], 1;\n" ::"l"(partial_ready<NREG> + slot) : "memory");
-    }
-}
-// Adds to d the partials of slots slot - gap, slot - 2 gap, ... (`peers` of them): one thread
-// waits for each flag and lowers it for the next launch, then all 128 read the sums from L2.
-template <int NREG>
-__device__ __forceinline__ void add_partials(int slot, int gap, int peers, int id, float (&d)[NREG]) {
-    const int tid = threadIdx.x % 128;
-    for (int j = 1; j <= peers; ++j) {
-        const int from = slot - j * gap;
-        if (tid == 0) {
-            unsigned ready;
-            do asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(ready) : "l"(partial_ready<NREG> + from) : "memory");
-            while (!ready);
-            partial_ready<NREG>[from] = 0;
-        }
-        named_sync(id, 128);
-        const float4* p = partial_sums<NREG> + (size_t)from * 128 * (NREG / 4);
-#pragma unroll
-        for (int q = 0; q < NREG / 4; ++q) {
-            float4 v;
-            asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                         : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                         : "l"(p + q * 128 + tid)
-                         : "memory");
-            d[4 * q] += v.x, d[4 * q + 1] += v.y, d[4 * q + 2] += v.z, d[4 * q + 3] += v.w;
-        }
-    }
-}
-// ANCHOR_END: partials
-
-// A compile-time width for a generic lambda: the K loop is written once and compiled for BN and
-// BN / 2 (a choice made inside the loop would make the compiler serialize the wgmma).
-template <int W>
-struct Width {
-    static constexpr int value = W;
-};

@@ -25,7 +25,7 @@ pub struct Options {
     pub verify_only: bool,
     /// For steps with several precisions (steps 7-9): which one; the first when not given.
     pub precision: Option<Precision>,
-    /// Compile-time defines to add or replace (`SWIZZLE=0`, `STAGES=4`): experiments with the
+    /// Compile-time defines to add or replace (`STAGES=4`, `BM=64`): experiments with the
     /// step's own kernel.
     pub defines: Vec<(&'static str, i64)>,
 }
@@ -337,8 +337,8 @@ mod tests {
         assert_eq!(parse(&["--kernel", "x.cu"]).unwrap().kernel, Some(PathBuf::from("x.cu")));
         assert!(parse(&["--verify-only", "--m", "3"]).unwrap().verify_only);
         assert_eq!(parse(&["--precision", "tf32"]).unwrap().precision, Some(Precision::Tf32));
-        let o = parse(&["--define", "SWIZZLE=0", "--define=STAGES=4"]).unwrap();
-        assert_eq!(o.defines, vec![("SWIZZLE", 0), ("STAGES", 4)]);
+        let o = parse(&["--define", "BM=64", "--define=STAGES=4"]).unwrap();
+        assert_eq!(o.defines, vec![("BM", 64), ("STAGES", 4)]);
     }
 
     #[test]
@@ -360,12 +360,13 @@ mod tests {
         crate::Step {
             name: "step00-test",
             idea: "",
-            kernel: crate::KernelSource { name: "k.cu".into(), code: "".into() },
+            kernel: crate::KernelSource { name: "k.cu".into(), code: "".into(), headers: &[] },
             launch: |_| crate::Launch::new((1, 1, 1), (1, 1, 1)),
             min_cc: (7, 5),
             precision: Precision::F32,
             arch: None,
             host: None,
+            partials: &[],
         }
     }
 

@@ -11,61 +11,105 @@ use std::ffi::{CStr, CString, c_char};
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// The shared device headers, embedded so that binaries run anywhere without the source tree.
-pub const HEADERS: &[(&str, &str)] = &[
-    ("sgemm.cuh", include_str!("../include/sgemm.cuh")),
-    ("precision.cuh", include_str!("../include/precision.cuh")),
-    ("tensor.cuh", include_str!("../include/tensor.cuh")),
-    ("hopper.cuh", include_str!("../include/hopper.cuh")),
-];
+/// A device header a kernel may `#include "NAME"`: embedded at build time (binaries run without
+/// the source tree), served to NVRTC by name, hashed with every kernel that includes it, and found
+/// at `path` in the workspace (`cargo xtask rehash` reads its older texts there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Header {
+    pub name: &'static str,
+    pub path: &'static str,
+    pub text: &'static str,
+}
 
-/// A kernel's source text and the name it is reported under (compile errors say `name(line)`).
+macro_rules! shared {
+    ($name:literal) => {
+        Header {
+            name: $name,
+            path: concat!("common/include/", $name),
+            text: include_str!(concat!("../include/", $name)),
+        }
+    };
+}
+
+/// The shared device headers (`common/include`), which every kernel may include.
+pub const HEADERS: &[Header] =
+    &[shared!("sgemm.cuh"), shared!("precision.cuh"), shared!("tensor.cuh"), shared!("hopper.cuh")];
+
+/// A header of a step crate, `src/NAME`: an algorithm a rung introduces and later rungs include
+/// (step 11's schedule, step 12's epilogue), so that each stays in the crate of its rung.
+#[macro_export]
+macro_rules! step_header {
+    ($name:literal) => {
+        $crate::compile::Header {
+            name: $name,
+            path: concat!(env!("CARGO_PKG_NAME"), "/src/", $name),
+            text: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/", $name)),
+        }
+    };
+}
+
+/// A kernel's source text, the name it is reported under (compile errors say `name(line)`), and
+/// the headers of step crates it may include besides the shared ones ([`HEADERS`]): its own
+/// step's and those of the earlier steps it builds on. They travel with the source rather than
+/// live in a list here, because `common` knows no step crate: a step passes its headers with its
+/// kernel, and a text put in the kernel's place (`--kernel`, an experiment, a submission:
+/// [`Self::from_file_over`], [`Self::with_code`]) keeps them.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct KernelSource {
     pub name: Cow<'static, str>,
     pub code: Cow<'static, str>,
+    pub headers: &'static [Header],
 }
 
 /// Embeds a crate's kernel file: `kernel_source!("src/kernel.cu")`, reported as
-/// `step01-naive/src/kernel.cu`.
+/// `step01-naive/src/kernel.cu`; `kernel_source!("src/kernel.cu", &[HEADER, ...])` with the
+/// headers of step crates it includes.
 #[macro_export]
 macro_rules! kernel_source {
-    ($rel:literal) => {
+    ($rel:literal $(, $headers:expr)?) => {
         $crate::compile::KernelSource {
             name: ::std::borrow::Cow::Borrowed(concat!(env!("CARGO_PKG_NAME"), "/", $rel)),
             code: ::std::borrow::Cow::Borrowed(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", $rel))),
+            headers: $crate::__last!(&[] $(, $headers)?),
         }
     };
 }
 
 impl KernelSource {
-    /// Reads a `.cu` file at run time (the `--kernel` override and the lab grader).
-    pub fn from_file(path: &Path) -> Result<Self> {
-        let code = std::fs::read_to_string(path)
-            .map_err(|e| Error::Io(format!("cannot read kernel file {}: {e}", path.display())))?;
-        Ok(KernelSource { name: Cow::Owned(path.display().to_string()), code: Cow::Owned(code) })
-    }
-
     /// A kernel file, or an experiment given as a diff against `base` (a `.patch`,
-    /// [`crate::patch`]): the `--kernel` option of the tools.
+    /// [`crate::patch`]), in the place of `base`: the `--kernel` option of the tools.
     pub fn from_file_over(path: &Path, base: &KernelSource) -> Result<Self> {
-        if path.extension().is_some_and(|e| e == "patch") {
-            let diff = std::fs::read_to_string(path)
-                .map_err(|e| Error::Io(format!("cannot read experiment {}: {e}", path.display())))?;
-            let code = crate::patch::apply(&base.code, &diff)
-                .map_err(|e| Error::BadInput(format!("{} does not apply to {}: {e}", path.display(), base.name)))?;
-            return Ok(KernelSource { name: Cow::Owned(path.display().to_string()), code: Cow::Owned(code) });
-        }
-        Self::from_file(path)
+        let what = if path.extension().is_some_and(|e| e == "patch") { "experiment" } else { "kernel file" };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Io(format!("cannot read {what} {}: {e}", path.display())))?;
+        let code = if what == "experiment" {
+            crate::patch::apply(&base.code, &text)
+                .map_err(|e| Error::BadInput(format!("{} does not apply to {}: {e}", path.display(), base.name)))?
+        } else {
+            text
+        };
+        Ok(base.with_code(path.display().to_string(), code))
     }
 
-    /// A stable 64-bit FNV-1a hash of the kernel and the shared headers it includes, as 16 hex
-    /// digits: recorded results name the exact source they came from.
+    /// Another text in this kernel's place (a submission), with the same headers.
+    pub fn with_code(&self, name: impl Into<Cow<'static, str>>, code: impl Into<Cow<'static, str>>) -> Self {
+        KernelSource { name: name.into(), code: code.into(), headers: self.headers }
+    }
+
+    /// Every header served to NVRTC with this kernel, as (name, text): the shared ones, then its
+    /// steps'.
+    pub fn served(&self) -> Vec<(&'static str, &'static str)> {
+        HEADERS.iter().chain(self.headers).map(|h| (h.name, h.text)).collect()
+    }
+
+    /// A stable 64-bit FNV-1a hash of the kernel and the headers it includes, as 16 hex digits:
+    /// recorded results name the exact source they came from.
     pub fn hash(&self) -> String {
-        self.hash_with(HEADERS)
+        self.hash_with(&self.served())
     }
 
-    /// [`Self::hash`] with other texts of the shared headers (as of an older commit).
+    /// [`Self::hash`] with other texts of the headers (as of an older commit): the kernel, then
+    /// each header it includes, directly or through another header, in the order of `headers`.
     pub fn hash_with(&self, headers: &[(&str, &str)]) -> String {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         let mut eat = |bytes: &[u8]| {
@@ -75,7 +119,17 @@ impl KernelSource {
             }
         };
         eat(self.code.as_bytes());
-        for (name, text) in headers.iter().filter(|(name, _)| self.code.contains(&format!("#include \"{name}\""))) {
+        let mut included = vec![false; headers.len()];
+        let mut texts = vec![self.code.as_ref()];
+        while let Some(text) = texts.pop() {
+            for (i, (name, header)) in headers.iter().enumerate() {
+                if !included[i] && text.contains(&format!("#include \"{name}\"")) {
+                    included[i] = true;
+                    texts.push(header);
+                }
+            }
+        }
+        for ((name, text), _) in headers.iter().zip(included).filter(|(_, i)| *i) {
             eat(name.as_bytes());
             eat(text.as_bytes());
         }
@@ -226,7 +280,7 @@ fn disk_cache_file(key: &CacheKey) -> Option<std::path::PathBuf> {
     let (source, defines, arch) = key;
     let mut text = format!("{}{arch}", source.hash());
     defines.iter().for_each(|(n, v)| text += &format!(" {n}={v}"));
-    let name = KernelSource { name: "".into(), code: text.into() }.hash();
+    let name = KernelSource { name: "".into(), code: text.into(), headers: &[] }.hash();
     Some(Path::new(&dir).join(format!("{name}.cubin")))
 }
 
@@ -248,7 +302,7 @@ pub fn compile(source: &KernelSource, defines: &[(&str, i64)], arch: &str) -> Re
             return Ok(compiled);
         }
     }
-    let compiled = Arc::new(compile_with_headers(source, HEADERS, defines, arch)?);
+    let compiled = Arc::new(compile_with_headers(source, &source.served(), defines, arch)?);
     if let Some(f) = &file {
         // Best effort: the log first, so that a CUBIN on disk always has its log.
         let _ =
@@ -262,7 +316,8 @@ fn cstring(text: &str, what: &str) -> Result<CString> {
     CString::new(text).map_err(|_| Error::BadInput(format!("{what} contains a NUL byte")))
 }
 
-/// [`compile`] with other texts of the shared headers (as of an older commit), uncached.
+/// [`compile`] with these headers served in place of the kernel's (their texts as of an older
+/// commit), uncached.
 pub fn compile_with_headers(
     source: &KernelSource,
     headers: &[(&str, &str)],
@@ -466,9 +521,19 @@ mod tests {
 
     #[test]
     fn hash_changes_with_source() {
-        let a = KernelSource { name: "a.cu".into(), code: "x".into() };
-        let b = KernelSource { name: "a.cu".into(), code: "y".into() };
+        let a = KernelSource { name: "a.cu".into(), code: "x".into(), headers: &[] };
+        let b = a.with_code("a.cu", "y");
         assert_ne!(a.hash(), b.hash());
         assert_eq!(a.hash().len(), 16);
+    }
+
+    /// A header included through another counts, one no text includes does not.
+    #[test]
+    fn hash_follows_nested_includes() {
+        let k = KernelSource { name: "k.cu".into(), code: "#include \"a.cuh\"\n".into(), headers: &[] };
+        let headers = |b: &'static str| [("a.cuh", "#include \"b.cuh\"\n"), ("b.cuh", b), ("c.cuh", "")];
+        assert_ne!(k.hash_with(&headers("1")), k.hash_with(&headers("2")));
+        let unused = [("a.cuh", "#include \"b.cuh\"\n"), ("b.cuh", "1"), ("c.cuh", "changed")];
+        assert_eq!(k.hash_with(&headers("1")), k.hash_with(&unused));
     }
 }

@@ -43,7 +43,8 @@ pub fn of(gpu: &Gpu) -> Result<&'static Gate> {
 impl Gate {
     /// Compiles the gate for `gpu` and allocates its flag.
     pub fn new(gpu: &Gpu) -> Result<Gate> {
-        let source = KernelSource { name: "common/src/gate.cu".into(), code: include_str!("gate.cu").into() };
+        let source =
+            KernelSource { name: "common/src/gate.cu".into(), code: include_str!("gate.cu").into(), headers: &[] };
         let compiled = compile(&source, &[], &gpu.arch())?;
         let module = gpu.ctx.load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin.clone()))?;
         let function = module.load_function("gate")?;

@@ -21,11 +21,11 @@ pub struct Experiment {
     /// Build every candidate from this .cu file (or an experiment's .patch) instead of the step's kernel
     #[arg(long, value_name = "FILE.cu")]
     pub kernel: Option<PathBuf>,
-    /// Add or replace a compile-time define in every candidate (repeatable), e.g. --define SWIZZLE=0
+    /// Add or replace a compile-time define in every candidate (repeatable), e.g. --define STAGES=3
     #[arg(long, value_name = "NAME=VALUE", value_parser = crate::cli::parse_define)]
     pub define: Vec<(String, i64)>,
     /// Time candidates even when their product is wrong, for bound experiments that leave work
-    /// out on purpose (e.g. --define NOCOPY=1); their rows say "wrong product"
+    /// out on purpose (e.g. step 8's no-copies.patch); their rows say "wrong product"
     #[arg(long)]
     pub unchecked: bool,
 }
@@ -163,8 +163,8 @@ mod tests {
     #[test]
     fn wrong_products_are_timed_only_when_asked() {
         assert!(!Cli::try_parse_from(["tune"]).unwrap().experiment.unchecked);
-        let cli = Cli::try_parse_from(["tune", "--unchecked", "--define", "NOCOPY=1"]).unwrap();
+        let cli = Cli::try_parse_from(["tune", "--unchecked", "--define", "STAGES=3"]).unwrap();
         assert!(cli.experiment.unchecked);
-        assert_eq!(cli.experiment.define, vec![("NOCOPY".to_string(), 1)]);
+        assert_eq!(cli.experiment.define, vec![("STAGES".to_string(), 3)]);
     }
 }

@@ -32,7 +32,7 @@ pub struct ChildArgs {
 impl ChildArgs {
     fn source(&self) -> Result<KernelSource, String> {
         let code = std::fs::read_to_string(self.scratch.join(&self.file)).map_err(|e| format!("{}: {e}", self.file))?;
-        Ok(KernelSource { name: self.file.clone().into(), code: code.into() })
+        Ok(self.step.kernel.with_code(self.file.clone(), code))
     }
 }
 

@@ -454,7 +454,7 @@ pub fn grade(a: GradeArgs) -> Result<(), String> {
         Ok(())
     };
     let scratch = Scratch::new(&source, &a.file)?;
-    if let Err(why) = check_includes(&scratch.file, &source) {
+    if let Err(why) = check_includes(a.step, &scratch.file, &source) {
         card.push("include policy", false, true, why);
         return finish(&mut card);
     }

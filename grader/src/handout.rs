@@ -121,11 +121,12 @@ fn readme(step: &Step, skeletons: &[&str]) -> String {
          ## Submit\n\n\
          Submit `{name}/src/kernel.cu` alone. It is graded by the course staff on the public shape suite, on hidden \
          shapes, on precision probes, under compute-sanitizer, and on its speed against the step's reference \
-         solution; it is compiled by itself, so it may include only the ladder's own headers (`\"sgemm.cuh\"`, \
-         `\"precision.cuh\"`, `\"tensor.cuh\"`, `\"hopper.cuh\"`) and the CUDA headers (`<mma.h>`, `<cuda_fp16.h>`, ...). Grading needs the staff's copy of the ladder: \
+         solution; it is compiled by itself, so it may include only the ladder's own headers ({headers}) and the \
+         CUDA headers (`<mma.h>`, `<cuda_fp16.h>`, ...). Grading needs the staff's copy of the ladder: \
          `cargo xtask grade` refuses in this one.\n",
         idea = step.idea,
         all = skeletons.join(", "),
+        headers = step.kernel.served().iter().map(|(h, _)| format!("`\"{h}\"`")).collect::<Vec<_>>().join(", "),
     )
 }
 
@@ -239,6 +240,10 @@ mod tests {
         assert!(std::fs::read_to_string(out.join("steps/Cargo.toml")).unwrap().contains("all_kernels"));
         assert!(!std::fs::read_to_string(out.join("steps/Cargo.toml")).unwrap().contains("precision"));
         assert_eq!(std::fs::read_to_string(out.join(MARKER)).unwrap(), "step04-bankfree\n");
+        // A later rung's kernel includes the headers of the rungs before it: they come along.
+        for h in steps::find("13").unwrap().kernel.headers {
+            assert!(out.join(h.path).exists(), "{} is not in the handout", h.path);
+        }
         std::fs::remove_dir_all(&out).unwrap();
     }
 }

@@ -3,14 +3,12 @@
 //! A submission is compiled alone (an empty directory, the step's headers served from memory),
 //! and before that its text is read the way the preprocessor will read it: line splices joined,
 //! comments removed, `%:` read as `#`. Every `#include` (and `#include_next`, `#import`,
-//! `#embed`) must name one of the step's own headers in quotes or an allowed CUDA header in
-//! angle brackets, literally; `__has_include` is refused too (it tells whether any file exists).
+//! `#embed`) must name one of the headers served with the step's kernel in quotes (the shared
+//! ones and those of step crates it builds on) or an allowed CUDA header in angle brackets,
+//! literally; `__has_include` is refused too (it tells whether any file exists).
 //! Anything else, a computed include among it, is refused with the line it is on.
 
-/// Whether `h` is one of the headers the harness serves from memory (`common/include`).
-fn own_header(h: &str) -> bool {
-    common::compile::HEADERS.iter().any(|(name, _)| *name == h)
-}
+use common::Step;
 
 /// CUDA headers a kernel of the ladder may use, in angle brackets: what the steps' kernels
 /// include, and what they would reasonably reach for.
@@ -147,8 +145,10 @@ fn directive(line: &str) -> Option<(String, String)> {
     Some((name.clone(), rest[name.len()..].trim().to_string()))
 }
 
-/// Refuses what the submission may not include; `name` is how the file is named in messages.
-pub fn check_includes(name: &str, source: &str) -> Result<(), String> {
+/// Refuses what a submission for `step` may not include; `name` is how the file is named in
+/// messages.
+pub fn check_includes(step: &Step, name: &str, source: &str) -> Result<(), String> {
+    let own: Vec<&str> = step.kernel.served().iter().map(|(header, _)| *header).collect();
     for (line_no, line) in logical_lines(source) {
         if line.contains("__has_include") {
             return Err(format!(
@@ -160,7 +160,7 @@ pub fn check_includes(name: &str, source: &str) -> Result<(), String> {
             continue;
         }
         let allowed = match (arg.strip_prefix('"'), arg.strip_prefix('<')) {
-            (Some(rest), _) => rest.strip_suffix('"').filter(|h| !h.contains('"')).is_some_and(own_header),
+            (Some(rest), _) => rest.strip_suffix('"').filter(|h| !h.contains('"')).is_some_and(|h| own.contains(&h)),
             (_, Some(rest)) => {
                 rest.strip_suffix('>').filter(|h| !h.contains('>')).is_some_and(|h| CUDA_HEADERS.contains(&h))
             }
@@ -170,7 +170,7 @@ pub fn check_includes(name: &str, source: &str) -> Result<(), String> {
             return Err(format!(
                 "{name}({line_no}): `#{directive} {arg}` is not allowed: a submission may include only its step's \
                  headers (\"{}\") and CUDA headers such as <{}>, written literally",
-                common::compile::HEADERS.iter().map(|(name, _)| *name).collect::<Vec<_>>().join("\", \""),
+                own.join("\", \""),
                 CUDA_HEADERS[..3].join(">, <")
             ));
         }
@@ -210,15 +210,28 @@ pub fn filter_log(submission: &str, log: &str) -> String {
 mod tests {
     use super::*;
 
+    fn check(src: &str) -> Result<(), String> {
+        check_includes(&steps::ALL[0], "s.cu", src)
+    }
+
     fn refused(src: &str) -> bool {
-        check_includes("s.cu", src).is_err()
+        check(src).is_err()
     }
 
     #[test]
     fn the_step_headers_and_cuda_headers_pass() {
         let ok = "#include \"sgemm.cuh\"\n  #  include <mma.h>\n#include <cuda/pipeline>\n// #include \"/etc/passwd\"\n\
                   /* #include \"/proc/self/environ\" */\nconst char* s = \"#include </dev/zero>\";\n#define X 1\n";
-        assert_eq!(check_includes("s.cu", ok), Ok(()));
+        assert_eq!(check(ok), Ok(()));
+    }
+
+    /// A header of a step crate is served to the steps that build on it alone.
+    #[test]
+    fn a_step_header_passes_where_it_is_served() {
+        let (owner, later) = (steps::find("11").unwrap(), steps::find("12").unwrap());
+        let include = "#include \"schedule.cuh\"\n";
+        assert!(check_includes(owner, "s.cu", include).is_ok() && check_includes(later, "s.cu", include).is_ok());
+        assert!(check_includes(steps::find("10").unwrap(), "s.cu", include).unwrap_err().contains("hopper.cuh"));
     }
 
     #[test]
@@ -250,9 +263,9 @@ mod tests {
 
     #[test]
     fn errors_name_the_line() {
-        let e = check_includes("s.cu", "#include \"sgemm.cuh\"\n\n// x\n#include \"/x\"\n").unwrap_err();
+        let e = check("#include \"sgemm.cuh\"\n\n// x\n#include \"/x\"\n").unwrap_err();
         assert!(e.starts_with("s.cu(4): "), "{e}");
-        let e = check_includes("s.cu", "int a; /* multi\nline */\n#inc\\\nlude \"/x\"\n").unwrap_err();
+        let e = check("int a; /* multi\nline */\n#inc\\\nlude \"/x\"\n").unwrap_err();
         assert!(e.starts_with("s.cu(3): "), "{e}");
     }
 

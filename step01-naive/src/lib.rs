@@ -1,6 +1,6 @@
 //! Step 1: the naive kernel, one thread per element of C in 32x32 blocks.
 
-use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
+use common::{Launch, Shape, Step, ceil_div};
 
 /// Threads per block along each side.
 pub const BLOCK: u32 = 32;
@@ -13,13 +13,4 @@ pub fn launch(s: &Shape) -> Launch {
 }
 // ANCHOR_END: launch
 
-pub const STEP: Step = Step {
-    name: "step01-naive",
-    idea: "one thread per element of C",
-    kernel: kernel_source!("src/kernel.cu"),
-    launch,
-    min_cc: (7, 5),
-    precision: Precision::F32,
-    arch: None,
-    host: None,
-};
+pub const STEP: Step = common::step! { idea: "one thread per element of C", launch: launch };

@@ -1,7 +1,7 @@
 //! Step 2: coalesced global memory access. Same work per thread as step 1; the grid's x
 //! now runs along the columns of C.
 
-use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
+use common::{Launch, Shape, Step, ceil_div};
 
 /// Threads per block along each side.
 pub const BLOCK: u32 = 32;
@@ -14,13 +14,4 @@ pub fn launch(s: &Shape) -> Launch {
 }
 // ANCHOR_END: launch
 
-pub const STEP: Step = Step {
-    name: "step02-coalesce",
-    idea: "a warp reads B and writes C in consecutive addresses",
-    kernel: kernel_source!("src/kernel.cu"),
-    launch,
-    min_cc: (7, 5),
-    precision: Precision::F32,
-    arch: None,
-    host: None,
-};
+pub const STEP: Step = common::step! { idea: "a warp reads B and writes C in consecutive addresses", launch: launch };

@@ -1,6 +1,6 @@
 //! Step 3: shared-memory cache blocking with 32x32 tiles of A and B.
 
-use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
+use common::{Launch, Shape, Step, ceil_div};
 
 /// Side of the square tiles of A, B and C a block works on (one thread per element of C).
 pub const TILE: u32 = 32;
@@ -13,13 +13,4 @@ pub fn launch(s: &Shape) -> Launch {
 }
 // ANCHOR_END: launch
 
-pub const STEP: Step = Step {
-    name: "step03-smem",
-    idea: "tiles of A and B cached in shared memory, each global element loaded once per block",
-    kernel: kernel_source!("src/kernel.cu"),
-    launch,
-    min_cc: (7, 5),
-    precision: Precision::F32,
-    arch: None,
-    host: None,
-};
+pub const STEP: Step = common::step! { idea: "tiles of A and B cached in shared memory, each global element loaded once per block", launch: launch };

@@ -15,7 +15,7 @@ use common::timing::{TimingPlan, compare_prepared};
 use common::{Gemm, KernelSource, Precision, Result, Shape, data};
 
 fn roof_source() -> KernelSource {
-    KernelSource { name: "step04-bankfree/examples/roof.cu".into(), code: include_str!("roof.cu").into() }
+    KernelSource { name: "step04-bankfree/examples/roof.cu".into(), code: include_str!("roof.cu").into(), headers: &[] }
 }
 
 /// Steps 3 and 4 and their inner loops alone, next to cuBLAS SGEMM.

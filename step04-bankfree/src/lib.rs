@@ -1,6 +1,6 @@
 //! Step 4: step 3 without its shared-memory bank conflict (one float of padding per row).
 
-use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
+use common::{Launch, Shape, Step, ceil_div};
 
 /// Side of the square tiles of A, B and C a block works on (one thread per element of C).
 pub const TILE: u32 = 32;
@@ -13,13 +13,5 @@ pub fn launch(s: &Shape) -> Launch {
 }
 // ANCHOR_END: launch
 
-pub const STEP: Step = Step {
-    name: "step04-bankfree",
-    idea: "one float of padding spreads a column of the B tile over all 32 banks",
-    kernel: kernel_source!("src/kernel.cu"),
-    launch,
-    min_cc: (7, 5),
-    precision: Precision::F32,
-    arch: None,
-    host: None,
-};
+pub const STEP: Step =
+    common::step! { idea: "one float of padding spreads a column of the B tile over all 32 banks", launch: launch };

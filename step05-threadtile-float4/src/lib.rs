@@ -1,7 +1,7 @@
 //! Step 5: register tiles (8x8 per thread) computed as outer products, with float4 loads
 //! from global and shared memory.
 
-use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
+use common::{Launch, Shape, Step, ceil_div};
 
 /// Block and thread tile sizes, passed to the kernel as compile-time defines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,13 +39,5 @@ pub fn launch(s: &Shape) -> Launch {
     launch_with(s, TILES)
 }
 
-pub const STEP: Step = Step {
-    name: "step05-threadtile-float4",
-    idea: "each thread computes an 8x8 tile of C as outer products, loading float4s",
-    kernel: kernel_source!("src/kernel.cu"),
-    launch,
-    min_cc: (7, 5),
-    precision: Precision::F32,
-    arch: None,
-    host: None,
-};
+pub const STEP: Step =
+    common::step! { idea: "each thread computes an 8x8 tile of C as outer products, loading float4s", launch: launch };

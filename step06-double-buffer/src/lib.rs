@@ -1,7 +1,7 @@
 //! Step 6: step 5 with two shared-memory buffers: the next K-tile loads while the current
 //! one computes, one barrier per K-tile.
 
-use common::{Launch, Precision, Shape, Step, kernel_source};
+use common::{Launch, Shape, Step};
 use step05_threadtile_float4::ThreadTiles;
 
 /// Step 5's 128x128 block tiles and 8x8 thread tiles, 16 deep in K instead of 8: half the
@@ -16,13 +16,5 @@ pub fn launch(s: &Shape) -> Launch {
 }
 // ANCHOR_END: launch
 
-pub const STEP: Step = Step {
-    name: "step06-double-buffer",
-    idea: "the next K-tile is loaded while the current one is computed",
-    kernel: kernel_source!("src/kernel.cu"),
-    launch,
-    min_cc: (7, 5),
-    precision: Precision::F32,
-    arch: None,
-    host: None,
-};
+pub const STEP: Step =
+    common::step! { idea: "the next K-tile is loaded while the current one is computed", launch: launch };

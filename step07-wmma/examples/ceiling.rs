@@ -78,7 +78,11 @@ fn defines(var: &Variant, issue: Issue) -> [(&'static str, i64); 3] {
 }
 
 fn source() -> KernelSource {
-    KernelSource { name: "step07-wmma/examples/ceiling.cu".into(), code: include_str!("ceiling.cu").into() }
+    KernelSource {
+        name: "step07-wmma/examples/ceiling.cu".into(),
+        code: include_str!("ceiling.cu").into(),
+        headers: &[],
+    }
 }
 
 /// The roof of each tensor-core instruction, then cuBLAS and step 7, in the same process.

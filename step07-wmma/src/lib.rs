@@ -1,7 +1,7 @@
 //! Step 7: tensor cores through WMMA. One kernel source, built per precision: FP16 inputs
 //! with FP32 accumulation, FP32 inputs rounded to TF32, and FP64 (DGEMM).
 
-use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
+use common::{Launch, Precision, Shape, ceil_div};
 
 pub use common::launch::WarpTiles;
 
@@ -58,24 +58,7 @@ pub fn launch_with(s: &Shape, p: Precision, t: WarpTiles) -> Launch {
 }
 // ANCHOR_END: launch
 
-const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
-    Step {
-        name: "step07-wmma",
-        idea: "warps multiply 16x16 fragments on the tensor cores (WMMA), fed by a cp.async pipeline",
-        kernel: kernel_source!("src/kernel.cu"),
-        launch,
-        min_cc: precision.min_cc(),
-        precision,
-        arch: None,
-        host: None,
-    }
-}
-
 common::precision_steps! {
-    FP16 = F16,
-    TF32 = Tf32,
-    FP64 = F64,
+    idea: "warps multiply 16x16 fragments on the tensor cores (WMMA), fed by a cp.async pipeline",
+    precisions: { FP16 = F16, TF32 = Tf32, FP64 = F64 },
 }
-
-/// The three precisions of this step, FP16 first (the binary's default).
-pub const VARIANTS: [Step; 3] = [FP16, TF32, FP64];

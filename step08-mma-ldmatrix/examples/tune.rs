@@ -1,15 +1,15 @@
 //! How step 8's tiles were chosen: candidate tilings of each precision, verified and timed
 //! against cuBLAS in the same precision, at one shape (default 4096^3): the chosen tiles, then
-//! one change at a time (stages, tile shape, the pipeline's knobs COPY_STEPS and FRAG_SETS);
-//! and the kernel without its swizzle (SWIZZLE=0), the experiment behind the bank-conflict
-//! counts in the book. `--kernel FILE.cu` runs the same candidates with an experiment kernel,
-//! `--define NAME=VALUE` adds a define to every candidate. `--define PERSIST=N` (with a kernel
-//! that takes any grid, the experiment `persistent.cu`) launches every candidate with N blocks
-//! that loop over the tiles.
+//! one change at a time (stages, tile shape). `--kernel FILE` runs the same candidates with an
+//! experiment kernel or patch: the pipeline's other shapes (`notes/experiments/step08-mma-ldmatrix/
+//! copy-parts.patch`, `frag-sets.patch`, which the candidates of 16 warps need to fit their
+//! registers), the kernel without its swizzle (`no-swizzle.patch`, behind the bank-conflict counts
+//! in the book). `--define NAME=VALUE` adds a define to every candidate. `--define PERSIST=N` (with
+//! a kernel that takes any grid, the experiment `persistent.patch`) launches every candidate with N
+//! blocks that loop over the tiles.
 //!
 //!     cargo run --release -p step08-mma-ldmatrix --example tune08 [-- MxNxK [fp16|bf16|tf32|fp64|3xtf32]]
 
-use common::launch::with_defines;
 use common::tune::Candidate;
 use common::{Precision, Shape};
 use step08_mma_ldmatrix::{VARIANTS, WarpTiles, launch_with, tiles};
@@ -17,74 +17,49 @@ use step08_mma_ldmatrix::{VARIANTS, WarpTiles, launch_with, tiles};
 /// Candidates per precision: the chosen tiles first, then one change at a time.
 fn candidates(p: Precision) -> Vec<Candidate> {
     let base = tiles(p);
-    let t = |t: WarpTiles| (t, vec![]);
-    let mut v: Vec<(WarpTiles, Vec<(&'static str, i64)>)> = vec![t(base)];
+    let mut v: Vec<WarpTiles> = vec![base];
     // A candidate that needs more shared memory than the GPU has gets a row saying so.
     for stages in [base.stages - 1, base.stages + 1].into_iter().filter(|&s| s >= 2) {
-        v.push(t(WarpTiles { stages, ..base }));
+        v.push(WarpTiles { stages, ..base });
     }
     match p {
         Precision::F16 | Precision::Bf16 => {
-            v.push(t(WarpTiles { bm: 128, bn: 256, ..base }));
+            v.push(WarpTiles { bm: 128, bn: 256, ..base });
             // Half as many barriers: K-tiles of 128 in two stages (192 KiB).
-            v.push(t(WarpTiles { bk: 128, stages: 2, ..base }));
+            v.push(WarpTiles { bk: 128, stages: 2, ..base });
         }
-        Precision::Tf32 => v.push(t(WarpTiles { bk: 64, stages: 2, ..base })),
+        Precision::Tf32 => v.push(WarpTiles { bk: 64, stages: 2, ..base }),
         Precision::Tf32x3 => {
             // The other warp tile as large (32 x 64), step 8's first 32 x 32 (alone and two blocks
             // per SM), and deeper K-tiles (fewer barriers and sums of the K-tile accumulator).
-            v.push(t(WarpTiles { bm: 64, bn: 256, wm: 32, wn: 64, ..base }));
-            v.push(t(WarpTiles { bm: 64, wm: 32, ..base }));
-            v.push(t(WarpTiles { bm: 64, wm: 32, min_blocks: 2, ..base }));
-            v.push(t(WarpTiles { bk: 64, ..base }));
+            v.push(WarpTiles { bm: 64, bn: 256, wm: 32, wn: 64, ..base });
+            v.push(WarpTiles { bm: 64, wm: 32, ..base });
+            v.push(WarpTiles { bm: 64, wm: 32, min_blocks: 2, ..base });
+            v.push(WarpTiles { bk: 64, ..base });
         }
         _ => {
-            v.push(t(WarpTiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, stages: 2, ..base }));
-            v.push(t(WarpTiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, ..base }));
+            v.push(WarpTiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, stages: 2, ..base });
+            v.push(WarpTiles { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, ..base });
         }
     }
     if matches!(p, Precision::F16 | Precision::Bf16 | Precision::Tf32) {
         // More warps to hide latency: four per scheduler (16 warps of 64 x 32 in a 256 x 128 block;
-        // 128 registers, so one fragment set), or two 128 x 128 blocks per SM (a barrier stops
-        // only half the warps).
+        // 128 registers, so one fragment set: `--kernel frag-sets.patch`), or two 128 x 128 blocks
+        // per SM (a barrier stops only half the warps).
         let more_warps = WarpTiles { bm: 256, bn: 128, wn: 32, ..base };
-        v.push((more_warps, vec![("FRAG_SETS", 1)]));
+        v.push(more_warps);
         if p != Precision::Tf32 {
-            v.push((WarpTiles { stages: 4, ..more_warps }, vec![("FRAG_SETS", 1)]));
+            v.push(WarpTiles { stages: 4, ..more_warps });
         }
-        v.push(t(WarpTiles { bm: 128, bn: 128, min_blocks: 2, ..base }));
+        v.push(WarpTiles { bm: 128, bn: 128, min_blocks: 2, ..base });
     }
-    // The pipeline's knobs, one at a time (kernel.cu: COPY_STEPS, FRAG_SETS).
-    // COPY_STEPS: one part instead of one per k-step but the last (3xTF32 the other way round:
-    // one part is its default; its k-steps are 8 deep).
-    v.push((base, vec![("COPY_STEPS", if p == Precision::Tf32x3 { base.bk as i64 / 8 - 1 } else { 1 })]));
-    match p {
-        Precision::F64 => {}
-        Precision::Tf32x3 => v.push((base, vec![("FRAG_SETS", 2)])),
-        _ => v.push((base, vec![("FRAG_SETS", 1)])),
-    }
-    let mut out: Vec<Candidate> = v
-        .into_iter()
-        .map(|(t, defs)| {
-            let knobs: Vec<String> = defs.iter().map(|(n, v)| format!(", {n}={v}")).collect();
+    v.into_iter()
+        .map(|t| {
             let blocks = if t.min_blocks > 1 { format!(", {} blocks/SM", t.min_blocks) } else { String::new() };
-            let label = format!(
-                "{}x{}x{}, warp {}x{}, {} stages{blocks}{}",
-                t.bm,
-                t.bn,
-                t.bk,
-                t.wm,
-                t.wn,
-                t.stages,
-                knobs.concat()
-            );
-            Candidate::new(label, move |s| with_defines(launch_with(s, p, t), &defs))
+            let label = format!("{}x{}x{}, warp {}x{}, {} stages{blocks}", t.bm, t.bn, t.bk, t.wm, t.wn, t.stages);
+            Candidate::new(label, move |s| launch_with(s, p, t))
         })
-        .collect();
-    out.push(Candidate::new("chosen tiles, SWIZZLE=0 (rows as they are)", move |s| {
-        with_defines(launch_with(s, p, base), &[("SWIZZLE", 0)])
-    }));
-    out
+        .collect()
 }
 
 /// The candidate with at most `blocks` blocks, in a one-dimensional grid (`PERSIST`).

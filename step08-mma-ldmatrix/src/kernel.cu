@@ -41,7 +41,8 @@ constexpr int A_SMALL = P::split ? A_BYTES + BK * ROW_B : 0;  // offset in a sta
 constexpr int STAGE_BYTES = A_BYTES + BK * ROW_B + (P::split ? A_BYTES : 0);
 constexpr int TM = WM / MMA_M, TN = WN / MMA_N;
 constexpr int KSTEPS = BK / MMA_K;  // mma k-steps per K-tile
-// The pipeline's knobs (defines, so that tune08 and the step binary's --define can try others):
+// The pipeline's shape per precision (the other choices are experiments in
+// notes/experiments/step08-mma-ldmatrix: copy-parts.patch, frag-sets.patch):
 //   COPY_STEPS: the next stage's copies go out in this many parts, one in each of the first
 //               k-steps of a tile, between the mma (KSTEPS - 1: none in the step that waits);
 //               in one part where each element is copied alone (no VEC), and in 3xTF32, whose
@@ -49,17 +50,8 @@ constexpr int KSTEPS = BK / MMA_K;  // mma k-steps per K-tile
 //   FRAG_SETS:  2 = the next k-step's fragments load while this step's mma run, on the fast
 //               path (VEC, no EDGE); the bounds checks of the others, and the larger fragments
 //               of FP64 and 3xTF32, leave no registers for a second set.
-//   NOCOPY:     1 = no copies after the prologue: a wrong product, timed (Nsight) to see what
-//               the copies cost. An experiment only, like SWIZZLE=0.
-#ifndef COPY_STEPS
 #define COPY_STEPS (VEC && KSTEPS > 1 && !P::split ? KSTEPS - 1 : 1)
-#endif
-#ifndef FRAG_SETS
 #define FRAG_SETS (PREC == FP64 || P::split || !VEC || EDGE ? 1 : 2)
-#endif
-#ifndef NOCOPY
-#define NOCOPY 0
-#endif
 static_assert(BM % WM == 0 && BN % WN == 0 && WM % MMA_M == 0 && WN % (2 * MMA_N) == 0 && BK % MMA_K == 0, "tiles");
 static_assert(ROW_A % 128 == 0 && ROW_B % 128 == 0, "the swizzle permutes chunks within 128-byte lines");
 static_assert((BM * BK / CHUNK) % NUM_THREADS == 0 && (BK * BN / CHUNK) % NUM_THREADS == 0,
@@ -87,15 +79,13 @@ __device__ __forceinline__ void unroll(F&& f) {
 //  - a 32-bit load of a TF32 B fragment reads 2 adjacent chunks (8 columns) of 4 consecutive
 //    rows, and a 64-bit load of an FP64 fragment does the same per half-warp: x(r) = 2 * (r % 4)
 //    moves each row by a pair of chunks, again 8 different positions.
-// SWIZZLE=0 stores rows as they are (the experiment the book profiles: 8-way conflicts).
-#ifndef SWIZZLE
-#define SWIZZLE 1
-#endif
+// (no-swizzle.patch in notes/experiments/step08-mma-ldmatrix stores rows as they are: the
+// experiment the book profiles, 8-way conflicts.)
 __host__ __device__ constexpr int swizzle_a(int r) {
-    return !SWIZZLE ? 0 : PREC == FP64 ? 2 * (r % 4) : r % 8;
+    return PREC == FP64 ? 2 * (r % 4) : r % 8;
 }
 __host__ __device__ constexpr int swizzle_b(int r) {
-    return !SWIZZLE ? 0 : sizeof(elem_t) == 2 ? r % 8 : 2 * (r % 4);
+    return sizeof(elem_t) == 2 ? r % 8 : 2 * (r % 4);
 }
 // Byte offset of element `col` of row `r` in a tile with `row_bytes`-long rows, stored with
 // chunks XORed by `x`.
@@ -472,7 +462,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
             // Refill the stage tile t-1 used (everyone was done with it at the last barrier)
             // with tile t+STAGES-1, a part per step.
             if constexpr (s < COPY_STEPS) {
-                if (!NOCOPY && t + STAGES - 1 < tiles) {
+                if (t + STAGES - 1 < tiles) {
                     copy_a.template copy<s, COPY_STEPS>(write);
                     copy_b.template copy<s, COPY_STEPS>(write + A_BYTES);
                 }

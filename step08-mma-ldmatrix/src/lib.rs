@@ -2,7 +2,7 @@
 //! XOR-swizzled shared-memory layout. One kernel source, built per precision: FP16, BF16,
 //! TF32, FP64 and 3xTF32 (an FP32-accurate SGEMM from three TF32 products per term).
 
-use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
+use common::{Launch, Precision, Shape, ceil_div};
 
 pub use common::launch::WarpTiles;
 
@@ -55,28 +55,10 @@ pub fn launch_with(s: &Shape, p: Precision, t: WarpTiles) -> Launch {
 }
 // ANCHOR_END: launch
 
-const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
-    Step {
-        name: "step08-mma-ldmatrix",
-        idea: "warps issue PTX mma.sync themselves, operands gathered by ldmatrix from a swizzled shared layout",
-        kernel: kernel_source!("src/kernel.cu"),
-        launch,
-        // mma.sync m16n8k16 with FP16 and BF16, cp.async: Ampere (FP64 m16n8k16 needs sm_90;
-        // the kernel falls back to m8n8k4 before it).
-        min_cc: (8, 0),
-        precision,
-        arch: None,
-        host: None,
-    }
-}
-
 common::precision_steps! {
-    FP16 = F16,
-    BF16 = Bf16,
-    TF32 = Tf32,
-    FP64 = F64,
-    TF32X3 = Tf32x3,
+    idea: "warps issue PTX mma.sync themselves, operands gathered by ldmatrix from a swizzled shared layout",
+    // mma.sync m16n8k16 with FP16 and BF16, cp.async: Ampere (FP64 m16n8k16 needs sm_90; the
+    // kernel falls back to m8n8k4 before it).
+    min_cc: (8, 0),
+    precisions: { FP16 = F16, BF16 = Bf16, TF32 = Tf32, FP64 = F64, TF32X3 = Tf32x3 },
 }
-
-/// The five precisions of this step, FP16 first (the binary's default).
-pub const VARIANTS: [Step; 5] = [FP16, BF16, TF32, FP64, TF32X3];

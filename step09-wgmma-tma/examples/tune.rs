@@ -3,7 +3,7 @@
 //!
 //!     cargo run --release -p step09-wgmma-tma --example tune09 [-- MxNxK [fp16|bf16]]
 
-use common::rungs::HopperTiles;
+use common::hopper_host::HopperTiles;
 use common::tune::Candidate;
 use step09_wgmma_tma::{VARIANTS, launch_with, tiles};
 

@@ -13,6 +13,7 @@
 // tensor maps, which the host builds from the same (M, N, K, A, B) call.
 #include "sgemm.cuh"
 #include "hopper.cuh"
+#include "accumulators.cuh"  // the accumulators to C, from registers
 
 // ANCHOR: config
 typedef Prec<PREC> P;

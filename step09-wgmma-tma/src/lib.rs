@@ -2,12 +2,13 @@
 //! buffers (described by tensor maps, completing on mbarriers), and one warpgroup multiplies them
 //! with `wgmma` straight from shared memory. FP16 and BF16; sm_90a only.
 
-use common::rungs::{self, HopperTiles};
-use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
+use common::compile::Header;
+use common::hopper_host::{self, HopperTiles};
+use common::{Launch, Precision, Shape, ceil_div};
 
 // ANCHOR: tiles
 /// One warpgroup's 64 x 256 tile per block (128 accumulators a thread, the most one wgmma
-/// computes) and a ring of four buffers (chosen with `examples/tune.rs`, see notes/step09.md).
+/// computes) and a ring of two buffers (chosen with `examples/tune.rs`, see notes/step09.md).
 pub const fn tiles(_: Precision) -> HopperTiles {
     HopperTiles { bm: 64, bn: 256, stages: 2, cluster: 1, group: 1 }
 }
@@ -20,23 +21,12 @@ pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
 }
 // ANCHOR_END: launch
 
-const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
-    Step {
-        name: "step09-wgmma-tma",
-        idea: "the TMA moves whole tiles into a ring of buffers; a warpgroup multiplies them with wgmma",
-        kernel: kernel_source!("src/kernel.cu"),
-        launch,
-        min_cc: (9, 0),
-        precision,
-        arch: Some("sm_90a"),
-        host: Some(rungs::run_tiles),
-    }
-}
+/// This step's epilogue, a warpgroup's accumulators to C, which steps 10 and 11 keep.
+pub const ACCUMULATORS: Header = common::step_header!("accumulators.cuh");
 
 common::precision_steps! {
-    FP16 = F16,
-    BF16 = Bf16,
+    idea: "the TMA moves whole tiles into a ring of buffers; a warpgroup multiplies them with wgmma",
+    hopper: hopper_host::run_tiles,
+    headers: &[ACCUMULATORS],
+    precisions: { FP16 = F16, BF16 = Bf16 },
 }
-
-/// The precisions of this step, FP16 first (the binary's default).
-pub const VARIANTS: [Step; 2] = [FP16, BF16];

@@ -3,7 +3,7 @@
 //!
 //!     cargo run --release -p step10-warp-specialized --example tune10 [-- MxNxK [fp16|bf16]]
 
-use common::rungs::HopperTiles;
+use common::hopper_host::HopperTiles;
 use common::tune::Candidate;
 use step10_warp_specialized::{VARIANTS, launch_with, tiles};
 

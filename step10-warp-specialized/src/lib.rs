@@ -2,8 +2,9 @@
 //! consumer warpgroups multiply them with `wgmma`; `setmaxnreg` moves the producer's registers to
 //! the consumers. FP16 and BF16; sm_90a only.
 
-use common::rungs::{self, HopperTiles};
-use common::{Launch, Precision, Shape, Step, ceil_div, kernel_source};
+use common::compile::Header;
+use common::hopper_host::{self, HopperTiles};
+use common::{Launch, Precision, Shape, ceil_div};
 
 // ANCHOR: tiles
 /// Two consumers of 64 x 256 per block (128 x 256 of C for one copy of each B tile) and a ring of
@@ -21,23 +22,12 @@ pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
 }
 // ANCHOR_END: launch
 
-const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
-    Step {
-        name: "step10-warp-specialized",
-        idea: "a producer warpgroup copies, two consumer warpgroups multiply; setmaxnreg",
-        kernel: kernel_source!("src/kernel.cu"),
-        launch,
-        min_cc: (9, 0),
-        precision,
-        arch: Some("sm_90a"),
-        host: Some(rungs::run_tiles),
-    }
-}
+/// This step's block (its warpgroups and their ring of buffers), which steps 11 and 12 keep.
+pub const WARPGROUPS: Header = common::step_header!("warpgroups.cuh");
 
 common::precision_steps! {
-    FP16 = F16,
-    BF16 = Bf16,
+    idea: "a producer warpgroup copies, two consumer warpgroups multiply; setmaxnreg",
+    hopper: hopper_host::run_tiles,
+    headers: &[step09_wgmma_tma::ACCUMULATORS, WARPGROUPS],
+    precisions: { FP16 = F16, BF16 = Bf16 },
 }
-
-/// The precisions of this step, FP16 first (the binary's default).
-pub const VARIANTS: [Step; 2] = [FP16, BF16];

@@ -3,7 +3,7 @@
 //!
 //!     cargo run --release -p step11-cluster-persistent --example tune11 [-- MxNxK [fp16|bf16]]
 
-use common::rungs::HopperTiles;
+use common::hopper_host::HopperTiles;
 use common::tune::Candidate;
 use step11_cluster_persistent::{VARIANTS, launch_with, tiles};
 

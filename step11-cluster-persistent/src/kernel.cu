@@ -8,30 +8,23 @@
 // - The grid is persistent: one cluster per pair of SMs, each walking through C's tiles in an
 //   order that keeps the tiles running at once close together in L2 (Schedule). The ring runs
 //   on from one tile into the next, so the producer loads the next tile while the consumers
-//   store the last one. A last turn that would leave most clusters idle is cut into halves;
+//   store the last one. A last wave that would leave most clusters idle is cut into halves;
 //   one that would leave fewer idle, at a K long enough to pay for partial sums, is shared out
 //   along K among all clusters (stream-K).
+// Each change is measured alone: with CLUSTER = 1 this kernel is the persistent grid without
+// multicast, with GROUP = 1 the persistent grid without its L2 groups (the partial rungs of
+// lib.rs, which `cargo xtask sweep --partials` times beside the whole rung).
 //
 // FP16 and BF16 (Prec<PREC>), as step 10.
 #include "sgemm.cuh"
 #include "hopper.cuh"
+#include "accumulators.cuh"  // step 9: the accumulators to C
+#include "warpgroups.cuh"    // step 10: the block, its warpgroups and their ring of buffers
+#include "schedule.cuh"      // this step's persistent schedule
 
 // ANCHOR: config
-typedef Prec<PREC> P;
-static_assert(sizeof(P::in_t) == 2, "steps 9-12 multiply FP16 or BF16");
-// BM x BN of C per block: BM / 64 consumer warpgroups, each one 64 x BN wgmma tile. BK is one
-// 128-byte row of K (64 halves): the TMA's widest swizzle.
-constexpr int CONSUMERS = BM / 64;
-#define NUM_THREADS (128 * (CONSUMERS + 1))
-constexpr int ROW = 128;          // bytes of a tile row in shared memory
-constexpr int A_BYTES = BM * ROW;  // A tile: BM rows of BK elements
-constexpr int B_BYTES = BN * ROW;  // B tile: BK rows of BN elements, in boxes of 64 columns
-constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
-constexpr int BOX_BYTES = 64 * ROW;  // a TMA box of B: 64 columns of C by BK
-static_assert(BK * sizeof(P::in_t) == ROW, "a tile row is one 128-byte swizzle row");
-static_assert(BM % 64 == 0 && (BN == 128 || BN == 256) && BN % (64 * CLUSTER) == 0, "tiles");
+static_assert(BN % (64 * CLUSTER) == 0, "the blocks of a cluster load equal shares of B's boxes");
 static_assert(!HALVES || BN / 2 % (64 * CLUSTER) == 0, "half jobs split B's boxes among the cluster");
-static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "tiles start on the swizzle's 1024-byte period");
 // The TMA's multicast mask: every block of the cluster (0: no multicast).
 constexpr unsigned short MULTICAST = CLUSTER > 1 ? (1 << CLUSTER) - 1 : 0;
 typedef Schedule<BM, BN, CLUSTER, GROUP, HALVES> Jobs;
@@ -51,12 +44,12 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
     auto b_tile = [&](int s) { return smem + s * STAGE_BYTES + A_BYTES; };
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
     const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
-    // ANCHOR: turns
-    // This cluster's turns: every (clusters in the grid)-th unit from its number in the grid on,
-    // then its share of the last turn's K-tiles.
+    // ANCHOR: waves
+    // This cluster's waves: every (clusters in the grid)-th unit from its number in the grid on,
+    // then its share of the last wave's K-tiles.
     const Jobs jobs(M, N, gridDim.x / CLUSTER, CEIL_DIV(K, BK));
     const int cluster = blockIdx.x / CLUSTER;
-    // ANCHOR_END: turns
+    // ANCHOR_END: waves
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
@@ -75,7 +68,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
         if (tid == 0) {
             int it = 0;  // buffers filled so far: the ring runs on from one unit to the next
             Work w;
-            for (int n = 0; jobs.turn(cluster, n, M, N, rank, w); ++n) {
+            for (int n = 0; jobs.wave(cluster, n, M, N, rank, w); ++n) {
                 // B comes in boxes of 64 columns of C (8 KiB: 64 x BK); this block loads its
                 // share of the unit's boxes for the whole cluster.
                 const int boxes = w.width / 64 / CLUSTER;
@@ -116,7 +109,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                                  b0 = descriptor(b_tile(0), BOX_BYTES, 1024);
         unsigned it = 0;  // buffers used so far, as the producer counts them
         Work w;
-        for (int n = 0; jobs.turn(cluster, n, M, N, rank, w); ++n) {
+        for (int n = 0; jobs.wave(cluster, n, M, N, rank, w); ++n) {
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
             // The K loop for a tile W wide, compiled for W = BN and (half jobs) BN / 2.
@@ -143,7 +136,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 store_tile<HALVES ? BN / 2 : BN>(C, row, w.at.y, M, N, d, alpha, beta);
             } else {
                 mainloop(Width<BN>{});
-                // A piece of the last turn: leave it, or complete the tile with the pieces before it.
+                // A piece of the last wave: leave it, or complete the tile with the pieces before it.
                 const int slot = (cluster * CLUSTER + rank) * CONSUMERS + consumer;
                 if (w.partial) {
                     save_partial(slot, id, d);

@@ -1,10 +1,11 @@
 //! Step 11: clusters and a persistent grid. Two blocks of a cluster share each B tile by TMA
 //! multicast; one cluster per pair of SMs walks through C's tiles in groups that share rows of A
-//! and columns of B in L2, cutting a last turn that would leave most clusters idle into halves.
+//! and columns of B in L2, cutting a last wave that would leave most clusters idle into halves.
 //! FP16 and BF16; sm_90a only.
 
-use common::rungs::{self, HopperTiles};
-use common::{Launch, Precision, Shape, Step, kernel_source};
+use common::compile::Header;
+use common::hopper_host::{self, HopperTiles};
+use common::{Launch, Precision, Shape};
 
 // ANCHOR: tiles
 /// Step 10's block, two blocks per cluster, groups of eight cluster rows (chosen with
@@ -23,23 +24,22 @@ pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
 }
 // ANCHOR_END: launch
 
-const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
-    Step {
-        name: "step11-cluster-persistent",
-        idea: "clusters share B tiles by TMA multicast; a persistent grid walks C in groups and evens out its last turn",
-        kernel: kernel_source!("src/kernel.cu"),
-        launch,
-        min_cc: (9, 0),
-        precision,
-        arch: Some("sm_90a"),
-        host: Some(rungs::run_persistent),
-    }
-}
+/// This step's persistent schedule (jobs, waves, stream-K's partial sums), which steps 12 and 13
+/// keep.
+pub const SCHEDULE: Header = common::step_header!("schedule.cuh");
 
+// ANCHOR: partials
+// The two ideas of this step, each measured alone (`cargo xtask sweep --partials`).
 common::precision_steps! {
-    FP16 = F16,
-    BF16 = Bf16,
+    idea: "clusters share B tiles by TMA multicast; a persistent grid walks C in groups and evens out its last wave",
+    hopper: hopper_host::run_persistent,
+    headers: &[step09_wgmma_tma::ACCUMULATORS, step10_warp_specialized::WARPGROUPS, SCHEDULE],
+    partials: {
+        "no-multicast": "the persistent grid alone: clusters of one block, no B tile shared by multicast" =>
+            |t| HopperTiles { cluster: 1, ..t },
+        "row-by-row": "multicast and the persistent grid without its L2 groups: jobs row after row" =>
+            |t| HopperTiles { group: 1, ..t },
+    },
+    precisions: { FP16 = F16, BF16 = Bf16 },
 }
-
-/// The precisions of this step, FP16 first (the binary's default).
-pub const VARIANTS: [Step; 2] = [FP16, BF16];
+// ANCHOR_END: partials

@@ -3,7 +3,7 @@
 //!
 //!     cargo run --release -p step12-epilogue --example tune12 [-- MxNxK [fp16|bf16|fp16-c16|bf16-c16]]
 
-use common::rungs::HopperTiles;
+use common::hopper_host::HopperTiles;
 use common::tune::Candidate;
 use step12_epilogue::{VARIANTS, launch_with, tiles};
 

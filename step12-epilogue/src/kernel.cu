@@ -12,28 +12,17 @@
 // the ladder's with A, B and C replaced by their tensor maps.
 #include "sgemm.cuh"
 #include "hopper.cuh"
+#include "warpgroups.cuh"  // step 10: the block, its warpgroups and their ring of buffers
+#include "schedule.cuh"    // step 11: the persistent schedule
+#include "epilogue.cuh"    // this step's epilogue: C through shared memory and the TMA
 
 // ANCHOR: config
-typedef Prec<PREC> P;
-static_assert(sizeof(P::in_t) == 2, "steps 9-12 multiply FP16 or BF16");
-// BM x BN of C per block: BM / 64 consumer warpgroups, each one 64 x BN wgmma tile. BK is one
-// 128-byte row of K (64 halves): the TMA's widest swizzle.
-constexpr int CONSUMERS = BM / 64;
-#define NUM_THREADS (128 * (CONSUMERS + 1))
-constexpr int ROW = 128;          // bytes of a tile row in shared memory
-constexpr int A_BYTES = BM * ROW;  // A tile: BM rows of BK elements
-constexpr int B_BYTES = BN * ROW;  // B tile: BK rows of BN elements, in boxes of 64 columns
-constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
-constexpr int BOX_BYTES = 64 * ROW;  // a TMA box of B: 64 columns of C by BK
-static_assert(BK * sizeof(P::in_t) == ROW, "a tile row is one 128-byte swizzle row");
-static_assert(BM % 64 == 0 && (BN == 128 || BN == 256) && BN % (64 * CLUSTER) == 0, "tiles");
+static_assert(BN % (64 * CLUSTER) == 0, "the blocks of a cluster load equal shares of B's boxes");
 static_assert(!HALVES || BN / 2 % (64 * CLUSTER) == 0, "half jobs split B's boxes among the cluster");
-static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "tiles start on the swizzle's 1024-byte period");
 // The TMA's multicast mask: every block of the cluster (0: no multicast).
 constexpr unsigned short MULTICAST = CLUSTER > 1 ? (1 << CLUSTER) - 1 : 0;
 typedef Schedule<BM, BN, CLUSTER, GROUP, HALVES> Jobs;
 // ANCHOR_END: config
-
 
 // ANCHOR: kernel
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
@@ -49,8 +38,8 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
     auto b_tile = [&](int s) { return smem + s * STAGE_BYTES + A_BYTES; };
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
     const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
-    // This cluster's turns: every (clusters in the grid)-th unit from its number in the grid on,
-    // then its share of the last turn's K-tiles.
+    // This cluster's waves: every (clusters in the grid)-th unit from its number in the grid on,
+    // then its share of the last wave's K-tiles.
     const Jobs jobs(M, N, gridDim.x / CLUSTER, CEIL_DIV(K, BK));
     const int cluster = blockIdx.x / CLUSTER;
 
@@ -72,7 +61,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
         if (tid == 0) {
             int it = 0;  // buffers filled so far: the ring runs on from one unit to the next
             Work w;
-            for (int n = 0; jobs.turn(cluster, n, M, N, rank, w); ++n) {
+            for (int n = 0; jobs.wave(cluster, n, M, N, rank, w); ++n) {
                 // B comes in boxes of 64 columns of C (8 KiB: 64 x BK); this block loads its
                 // share of the unit's boxes for the whole cluster.
                 const int boxes = w.width / 64 / CLUSTER;
@@ -113,7 +102,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
         unsigned it = 0;  // buffers used so far, as the producer counts them
         int chunks = 0;   // chunks of C this consumer has stored
         Work w;
-        for (int n = 0; jobs.turn(cluster, n, M, N, rank, w); ++n) {
+        for (int n = 0; jobs.wave(cluster, n, M, N, rank, w); ++n) {
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
             // The K loop for a tile W wide, compiled for W = BN and (half jobs) BN / 2.
@@ -140,7 +129,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 store_chunks<P, HALVES ? BN / 2 : BN>(&tmC, stage, loaded[consumer], id, chunks, row, w.at.y, d, alpha, beta);
             } else {
                 mainloop(Width<BN>{});
-                // A piece of the last turn: leave it, or complete the tile with the pieces before it.
+                // A piece of the last wave: leave it, or complete the tile with the pieces before it.
                 const int slot = (cluster * CLUSTER + rank) * CONSUMERS + consumer;
                 if (w.partial) {
                     save_partial(slot, id, d);

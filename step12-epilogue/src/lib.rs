@@ -3,15 +3,16 @@
 //! FP32 or, as torch.matmul returns it, in the inputs' 16-bit type. FP16 and BF16, each with an
 //! FP32 or a 16-bit C; sm_90a only.
 
+use common::compile::Header;
+use common::hopper_host::{self, CHUNK_BYTES, HopperTiles};
 use common::host::HostCall;
-use common::rungs::{self, CHUNK_BYTES, HopperTiles};
-use common::{Launch, Precision, Result, Shape, Step, kernel_source};
+use common::{Launch, Precision, Result, Shape};
 
 // ANCHOR: tiles
 /// Step 11's tiles (chosen with `examples/tune.rs`, see notes/step12.md); the ring of four
 /// buffers and two staging buffers of 8 KiB per consumer fill 225 of the SM's 227 KiB.
-pub const fn tiles(_: Precision) -> HopperTiles {
-    HopperTiles { bm: 128, bn: 256, stages: 4, cluster: 2, group: 8 }
+pub const fn tiles(p: Precision) -> HopperTiles {
+    step11_cluster_persistent::tiles(p)
 }
 // ANCHOR_END: tiles
 
@@ -30,30 +31,17 @@ pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
 /// its rows needed padding for the TMA.
 fn run(call: &mut HostCall<'_>) -> Result<()> {
     let (bm, bk) = (call.launch.value("BM").unwrap_or(0) as usize, HopperTiles::bk(call.precision));
-    let (a, b) = (rungs::a_map(call, bm, bk)?, rungs::b_map(call, bk)?);
-    rungs::launch_through_c(call, &a, &b)
+    let (a, b) = (hopper_host::a_map(call, bm, bk)?, hopper_host::b_map(call, bk)?);
+    hopper_host::launch_through_c(call, &a, &b)
 }
 // ANCHOR_END: host
 
-const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
-    Step {
-        name: "step12-epilogue",
-        idea: "C leaves through shared memory by TMA store while the next tile's products run; a 16-bit C",
-        kernel: kernel_source!("src/kernel.cu"),
-        launch,
-        min_cc: (9, 0),
-        precision,
-        arch: Some("sm_90a"),
-        host: Some(run),
-    }
-}
+/// This step's epilogue (C's chunks through shared memory and the TMA), which step 13 keeps.
+pub const EPILOGUE: Header = common::step_header!("epilogue.cuh");
 
 common::precision_steps! {
-    FP16 = F16,
-    BF16 = Bf16,
-    FP16_C16 = F16C16,
-    BF16_C16 = Bf16C16,
+    idea: "C leaves through shared memory by TMA store while the next tile's products run; a 16-bit C",
+    hopper: run,
+    headers: &[step10_warp_specialized::WARPGROUPS, step11_cluster_persistent::SCHEDULE, EPILOGUE],
+    precisions: { FP16 = F16, BF16 = Bf16, FP16_C16 = F16C16, BF16_C16 = Bf16C16 },
 }
-
-/// The precisions of this step, FP16 first (the binary's default).
-pub const VARIANTS: [Step; 4] = [FP16, BF16, FP16_C16, BF16_C16];

@@ -3,7 +3,7 @@
 //!
 //!     cargo run --release -p step13-3xtf32 --example tune13 [-- MxNxK [tf32|3xtf32]]
 
-use common::rungs::HopperTiles;
+use common::hopper_host::HopperTiles;
 use common::tune::Candidate;
 use step13_3xtf32::{VARIANTS, launch_with, tiles};
 

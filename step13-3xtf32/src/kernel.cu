@@ -9,13 +9,18 @@
 // - B^T is the register operand: each consumer reads its 64 columns of C from B's tile as the TMA
 //   loaded it (TF32: rounded by the TMA too; 3xTF32: split in registers).
 // - 3xTF32 computes small*big + big*small + big*big per K step (each input x = big + small, both
-//   TF32): the product of FP32 inputs to within 2^-19, at a third of TF32's rate.
+//   TF32): the product of FP32 inputs to within 2^-19, at a third of TF32's rate. The tensor
+//   cores' additions truncate: summed over all of K in one accumulator their bias would grow with
+//   K (10x SGEMM's error at K = 4096), so each K-tile's products are summed in a fresh accumulator
+//   and added to C's in FP32, rounding to nearest: the error stays at SGEMM's level.
 // Tiles, schedule and barriers are step 12's for the transposed problem (M and N swapped): BM is
 // the columns of C a block computes, 64 per consumer; BN its rows (one wgmma's N). The epilogue
 // writes the transposed accumulators into the TMA's layout of C, and C leaves by TMA store.
 #include "sgemm.cuh"
 #include "hopper.cuh"
-#include "tensor.cuh"  // TF32 splitting
+#include "tensor.cuh"    // TF32 splitting
+#include "schedule.cuh"  // step 11: the persistent schedule
+#include "epilogue.cuh"  // step 12: C's chunks, staged in shared memory for the TMA
 
 // ANCHOR: config
 typedef Prec<PREC> P;
@@ -215,10 +220,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                     }
                 }
             }
-            // No block leaves while a peer may still signal its barriers, and none waits for its
-            // peer's epilogue either: the producer waits until the cluster's consumers released
-            // the last use of each buffer. After that no peer arrives on this block's barriers,
-            // and every multicast into this block has landed and been read.
+            // As in step 12: no block leaves while a peer may still signal its barriers.
             if (CLUSTER > 1)
                 for (int i = it > STAGES ? it - STAGES : 0; i < it; ++i) mbar_wait(smem_addr(&empty[i % STAGES]), (i / STAGES) % 2);
         }
@@ -270,10 +272,8 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 if (tiles > 0) release((it - 1) % STAGES);
             } else {
                 // 3xTF32: a tile's three products go to a fresh accumulator dt, then added to d in
-                // FP32, rounding to nearest. The tensor cores' additions truncate: summed over all
-                // of K in one accumulator their bias would grow with K (10x SGEMM's error at K =
-                // 4096); summed per tile it stays at SGEMM's level. Tile t's B^T parts live in
-                // register set t % 2: tile t+1's are loaded and split while tile t's products run.
+                // FP32 (above). Tile t's B^T parts live in register set t % 2: tile t+1's are
+                // loaded and split while tile t's products run.
                 unsigned rb0[KSTEPS][4], sb0[KSTEPS][4], rb1[KSTEPS][4], sb1[KSTEPS][4];
                 float dt[BN / 2];
 #pragma unroll

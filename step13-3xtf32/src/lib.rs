@@ -5,10 +5,10 @@
 //! three TF32 products make each term. sm_90a only.
 
 use common::hopper::{self, arg, tensor_map};
+use common::hopper_host::{self, CHUNK_BYTES, HopperTiles};
 use common::host::HostCall;
 use common::precision::Elem;
-use common::rungs::{self, CHUNK_BYTES, HopperTiles};
-use common::{Launch, Precision, Result, Shape, Step, ceil_div, kernel_source};
+use common::{Launch, Precision, Result, Shape, ceil_div};
 
 // ANCHOR: tiles
 /// The tiles of C^T (M and N swapped): `bm` columns of C per block, 64 per consumer; `bn` rows of
@@ -60,30 +60,16 @@ fn run(call: &mut HostCall<'_>) -> Result<()> {
             tensor_map(Elem::F32, split, &[k, m, 2], &[ldt * w, ldt * m * w], &[bk, 64, 1])
         })?
     } else {
-        rungs::a_map(call, 64, bk)?
+        hopper_host::a_map(call, 64, bk)?
     };
-    let b = rungs::b_map(call, bk)?;
-    rungs::launch_through_c(call, &a, &b)
+    let b = hopper_host::b_map(call, bk)?;
+    hopper_host::launch_through_c(call, &a, &b)
 }
 // ANCHOR_END: host
 
-const fn variant(precision: Precision, launch: fn(&Shape) -> Launch) -> Step {
-    Step {
-        name: "step13-3xtf32",
-        idea: "FP32 inputs on wgmma: C^T = B^T A^T, the TMA rounding to TF32 or a pass splitting A for 3xTF32",
-        kernel: kernel_source!("src/kernel.cu"),
-        launch,
-        min_cc: (9, 0),
-        precision,
-        arch: Some("sm_90a"),
-        host: Some(run),
-    }
-}
-
 common::precision_steps! {
-    TF32 = Tf32,
-    TF32X3 = Tf32x3,
+    idea: "FP32 inputs on wgmma: C^T = B^T A^T, the TMA rounding to TF32 or a pass splitting A for 3xTF32",
+    hopper: run,
+    headers: &[step11_cluster_persistent::SCHEDULE, step12_epilogue::EPILOGUE],
+    precisions: { TF32 = Tf32, TF32X3 = Tf32x3 },
 }
-
-/// The precisions of this step, TF32 first (the binary's default).
-pub const VARIANTS: [Step; 2] = [TF32, TF32X3];

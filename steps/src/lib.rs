@@ -50,11 +50,13 @@ pub mod kernels {
         of(SOLUTIONS, "labs/solutions", step)
     }
 
+    /// The kernels of `table` that vary `step`'s, each with the headers of the step's kernel.
     fn of(table: &[(&str, &str, &'static str)], dir: &str, step: &str) -> Vec<KernelSource> {
+        let Some(base) = crate::ALL.iter().find(|s| s.name == step) else { return Vec::new() };
         table
             .iter()
             .filter(|(s, _, _)| *s == step)
-            .map(|(s, file, code)| KernelSource { name: format!("{dir}/{s}/{file}").into(), code: (*code).into() })
+            .map(|(s, file, code)| base.kernel.with_code(format!("{dir}/{s}/{file}"), *code))
             .collect()
     }
 
@@ -62,6 +64,7 @@ pub mod kernels {
     pub const ROOF: KernelSource = KernelSource {
         name: std::borrow::Cow::Borrowed("step04-bankfree/examples/roof.cu"),
         code: std::borrow::Cow::Borrowed(include_str!("../../step04-bankfree/examples/roof.cu")),
+        headers: &[],
     };
 }
 

@@ -3,7 +3,7 @@
 //! kernel) compile with NVRTC (ignored when libnvrtc is absent). Each step's own variants are
 //! compiled by the step's test binary.
 
-use common::compile::{HEADERS, compile};
+use common::compile::compile;
 use common::device::nvrtc_present;
 use common::testing::{compiles_cleanly, same_machine_code, variant_shapes};
 use common::{KernelSource, Shape, Step};
@@ -16,6 +16,20 @@ const ARCHS: [&str; 2] = ["sm_80", "sm_90"];
 fn kept_kernel_compiles(step: &Step, source: &KernelSource, arch: &str) -> Result<(), Failed> {
     let launch = (step.launch)(&Shape::cube(4096));
     compile(source, &launch.defines, arch).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// A partial rung's launches compile without spills, and differ from its rung's.
+fn partial_compiles(partial: &Step, arch: &str) -> Result<(), Failed> {
+    launches_are_checked(partial)?;
+    let whole = steps::by_id(&partial.id()).ok_or("no rung of that id")?;
+    let shape = Shape::cube(4096);
+    if (partial.launch)(&shape).defines == (whole.launch)(&shape).defines {
+        return Err("the partial rung launches as its rung does".into());
+    }
+    for s in variant_shapes() {
+        compiles_cleanly(&partial.kernel, &(partial.launch)(&s).defines, arch)?;
+    }
     Ok(())
 }
 
@@ -44,6 +58,7 @@ fn compile_errors_name_file_and_line() -> Result<(), Failed> {
     let source = KernelSource {
         name: "broken/kernel.cu".into(),
         code: "#include \"sgemm.cuh\"\nextern \"C\" __global__ void sgemm() {\n    undeclared = 1;\n}\n".into(),
+        headers: &[],
     };
     match compile(&source, &[], "sm_90") {
         Err(e @ common::Error::Compile { .. }) if e.to_string().contains("broken/kernel.cu(3)") => Ok(()),
@@ -59,7 +74,8 @@ fn compile_errors_name_file_and_line() -> Result<(), Failed> {
 fn rehash_compares_machine_code() -> Result<(), Failed> {
     let step = steps::by_id("step09-wgmma-tma-fp16").ok_or("no step 9")?;
     let edited = |edit: &dyn Fn(&str) -> String| -> Vec<(&'static str, String)> {
-        HEADERS.iter().map(|(n, t)| (*n, if *n == "hopper.cuh" { edit(t) } else { t.to_string() })).collect()
+        let served = step.kernel.served().into_iter();
+        served.map(|(n, t)| (n, if n == "hopper.cuh" { edit(t) } else { t.to_string() })).collect()
     };
     let same = |headers: &[(&'static str, String)]| {
         let headers: Vec<(&str, &str)> = headers.iter().map(|(n, t)| (*n, t.as_str())).collect();
@@ -123,6 +139,17 @@ fn main() -> std::process::ExitCode {
                 let source = source.clone();
                 trials.push(
                     Trial::test(name, move || kept_kernel_compiles(step, &source, arch))
+                        .with_kind("nvrtc")
+                        .with_ignored_flag(no_nvrtc),
+                );
+            }
+        }
+        // A partial rung (the step with one idea left out) compiles cleanly at the sweep's shapes.
+        for partial in step.partials {
+            for &arch in own.iter().chain(if own.is_empty() { &ARCHS[..] } else { &[] }) {
+                let name = format!("{}/partial-{}-{arch}", step.id(), partial.name);
+                trials.push(
+                    Trial::test(name, move || partial_compiles(&partial.step, arch))
                         .with_kind("nvrtc")
                         .with_ignored_flag(no_nvrtc),
                 );

@@ -33,7 +33,11 @@ fn random_gemm(k: usize) -> Gemm {
 }
 
 fn fixture() -> KernelSource {
-    KernelSource { name: "steps/tests/fixtures/reduced.cu".into(), code: include_str!("fixtures/reduced.cu").into() }
+    KernelSource {
+        name: "steps/tests/fixtures/reduced.cu".into(),
+        code: include_str!("fixtures/reduced.cu").into(),
+        headers: &[],
+    }
 }
 
 /// The GPU and cuBLAS of the whole binary, or why there are none.

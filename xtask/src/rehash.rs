@@ -1,6 +1,7 @@
-//! `cargo xtask rehash --from REV`: a step's recorded hash covers the shared headers its kernel
-//! includes, so an edit to a part of a header the kernel never uses (another step's schedule, a
-//! comment) makes its results stale though the GPU would run the same instructions. For each
+//! `cargo xtask rehash --from REV`: a step's recorded hash covers the headers its kernel includes
+//! (the shared ones and those of step crates), so an edit to a part of a header the kernel never
+//! uses (a comment, code moved to another header) makes its results stale though the GPU would run
+//! the same instructions. For each
 //! stale step of a sweep (`results/*.json`) and each stale top rung of a references file
 //! (`results/references/*.json`) this compiles the kernel as it was at REV and as it is now, in
 //! every variant the step launches, and where every CUBIN holds the same machine code (every
@@ -10,6 +11,7 @@
 
 use crate::results::{Rehash, read, write};
 use common::compile::{HEADERS, KernelSource};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -34,41 +36,72 @@ fn git_show(root: &Path, commit: &str, path: &str) -> Option<String> {
     git(root, &["show", &format!("{commit}:{path}")])
 }
 
-/// The rehash of one recorded kernel hash: None where `recorded` is today's hash; an error where
-/// the step is gone, its results were not measured from `commit`'s sources, or its machine code
-/// changed (for `shapes`, those of its recorded runs, and the suite's).
-fn rehash(
-    root: &Path,
-    (commit, from): (&str, &str),
-    headers: &[(&str, &str)],
-    id: &str,
-    recorded: &str,
-    shapes: &[common::Shape],
-) -> Result<Option<Rehash>, String> {
-    let Some(step) = steps::by_id(id) else {
-        return Err(format!("{id}: not a step of the registry"));
-    };
-    let now = step.kernel.hash();
-    if recorded == now {
-        return Ok(None);
+/// The sources at the commit the recorded results were measured from: its id, the name the user
+/// gave it, and the texts of the headers read so far.
+struct Then<'r> {
+    root: &'r Path,
+    commit: String,
+    from: String,
+    texts: HashMap<&'static str, String>,
+}
+
+impl Then<'_> {
+    /// The headers served with `kernel`, as (name, text) at the commit (empty where a file did not
+    /// exist then: no kernel of that commit included it).
+    fn headers(&mut self, kernel: &KernelSource) -> Vec<(&'static str, String)> {
+        HEADERS
+            .iter()
+            .chain(kernel.headers)
+            .map(|h| {
+                let text = self
+                    .texts
+                    .entry(h.path)
+                    .or_insert_with(|| git_show(self.root, &self.commit, h.path).unwrap_or_default());
+                (h.name, text.clone())
+            })
+            .collect()
     }
-    let Some(code) = git_show(root, commit, &step.kernel.name) else {
-        return Err(format!("{id}: no {} at {from}", step.kernel.name));
-    };
-    let old = KernelSource { name: step.kernel.name.clone(), code: code.into() };
-    if old.hash_with(headers) != recorded {
-        return Err(format!("{id}: its results were not measured from {from}'s sources"));
+
+    /// The rehash of one recorded kernel hash: None where `recorded` is today's hash; an error
+    /// where the step is gone, its results were not measured from the commit's sources, or its
+    /// machine code changed (for `shapes`, those of its recorded runs, and the suite's; its
+    /// partial rungs' too).
+    fn rehash(&mut self, id: &str, recorded: &str, shapes: &[common::Shape]) -> Result<Option<Rehash>, String> {
+        let Some(step) = steps::by_id(id) else {
+            return Err(format!("{id}: not a step of the registry"));
+        };
+        let now = step.kernel.hash();
+        if recorded == now {
+            return Ok(None);
+        }
+        let from = &self.from;
+        let Some(code) = git_show(self.root, &self.commit, &step.kernel.name) else {
+            return Err(format!("{id}: no {} at {from}", step.kernel.name));
+        };
+        let old = step.kernel.with_code(step.kernel.name.clone(), code);
+        let texts = self.headers(&step.kernel);
+        let headers: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (*n, t.as_str())).collect();
+        // Hashes recorded before a header's own includes counted cover the headers the kernel names.
+        let named: Vec<(&str, &str)> =
+            headers.iter().filter(|(n, _)| old.code.contains(&format!("#include \"{n}\""))).copied().collect();
+        if old.hash_with(&headers) != recorded && old.hash_with(&named) != recorded {
+            return Err(format!("{id}: its results were not measured from {}'s sources", self.from));
+        }
+        let mut cubins = common::testing::same_machine_code(step, &old, &headers, shapes)?;
+        for partial in step.partials {
+            cubins += common::testing::same_machine_code(&partial.step, &old, &headers, shapes)
+                .map_err(|e| format!("{e} (its partial rung {})", partial.name))?;
+        }
+        println!("{id}: the same machine code in {cubins} CUBINs as at {}: hash {recorded} -> {now}", self.from);
+        Ok(Some(Rehash {
+            step: id.to_string(),
+            from: recorded.to_string(),
+            commit: self.commit.clone(),
+            to: now,
+            cubins,
+            date: crate::sweep::today(),
+        }))
     }
-    let cubins = common::testing::same_machine_code(step, &old, headers, shapes)?;
-    println!("{id}: the same machine code in {cubins} CUBINs as at {from}: hash {recorded} -> {now}");
-    Ok(Some(Rehash {
-        step: id.to_string(),
-        from: recorded.to_string(),
-        commit: commit.to_string(),
-        to: now,
-        cubins,
-        date: crate::sweep::today(),
-    }))
 }
 
 pub fn run(args: Args) -> Result<(), String> {
@@ -76,12 +109,7 @@ pub fn run(args: Args) -> Result<(), String> {
     let commit = git(&root, &["rev-parse", "--verify", &format!("{}^{{commit}}", args.from)])
         .map(|c| c.trim().to_string())
         .ok_or_else(|| format!("{} is not a commit of {}", args.from, root.display()))?;
-    let revs = (commit.as_str(), args.from.as_str());
-    let headers: Vec<(&str, String)> = HEADERS
-        .iter()
-        .map(|(name, _)| (*name, git_show(&root, &commit, &format!("common/include/{name}")).unwrap_or_default()))
-        .collect();
-    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    let mut then = Then { root: &root, commit, from: args.from.clone(), texts: HashMap::new() };
     let shape = |(m, n, k): (u64, u64, u64)| common::Shape::new(m as usize, n as usize, k as usize);
     let mut tally = Tally::default();
     // The sweeps (results/*.json), and with --results only that file.
@@ -91,9 +119,9 @@ pub fn run(args: Args) -> Result<(), String> {
     };
     for file in files {
         let mut sweep = read(&file)?;
-        let runs = &sweep.runs;
-        let shapes = |id: &str| runs.iter().filter(|r| r.step == id).map(|r| shape((r.m, r.n, r.k))).collect();
-        if tally.file(&root, revs, &headers, (&mut sweep.kernel_hashes, &mut sweep.rehashed), shapes) {
+        let runs: Vec<_> = sweep.runs.iter().chain(&sweep.partials).map(|r| (r.step.clone(), r.shape())).collect();
+        let shapes = |id: &str| runs.iter().filter(|(s, _)| s == id).map(|(_, mnk)| shape(*mnk)).collect();
+        if tally.file(&mut then, (&mut sweep.kernel_hashes, &mut sweep.rehashed), shapes) {
             write(&file, &sweep)?;
             println!("wrote {}", file.display());
         }
@@ -103,7 +131,7 @@ pub fn run(args: Args) -> Result<(), String> {
         let mut refs: crate::references::References = crate::results::read_json(&file)?;
         let rows = &refs.rows;
         let shapes = |id: &str| rows.iter().filter(|r| r.who == id).map(|r| shape((r.m, r.n, r.k))).collect();
-        if tally.file(&root, revs, &headers, (&mut refs.kernel_hashes, &mut refs.rehashed), shapes) {
+        if tally.file(&mut then, (&mut refs.kernel_hashes, &mut refs.rehashed), shapes) {
             crate::references::write(&file, &refs)?;
             println!("wrote {}", file.display());
         }
@@ -133,15 +161,13 @@ impl Tally {
     /// moved.
     fn file(
         &mut self,
-        root: &Path,
-        revs: (&str, &str),
-        headers: &[(&str, &str)],
+        then: &mut Then<'_>,
         (hashes, rehashed): (&mut std::collections::BTreeMap<String, String>, &mut Vec<Rehash>),
         shapes: impl Fn(&str) -> Vec<common::Shape>,
     ) -> bool {
         let mut moved = false;
         for (id, recorded) in hashes.clone() {
-            match rehash(root, revs, headers, &id, &recorded, &shapes(&id)) {
+            match then.rehash(&id, &recorded, &shapes(&id)) {
                 Ok(None) => continue,
                 Ok(Some(r)) => {
                     hashes.insert(id, r.to.clone());

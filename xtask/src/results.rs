@@ -31,6 +31,12 @@ pub struct Sweep {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rehashed: Vec<Rehash>,
     pub runs: Vec<Run>,
+    /// Runs of partial rungs (`cargo xtask sweep --partials`): a rung with one of its ideas left
+    /// out ([`common::step::Partial`]), so that each idea's gain compares runs of one sweep. Each
+    /// has `partial` set and `step` the id of the rung it varies (whose kernel hash it has); kept
+    /// apart from `runs`, where a step's figures are the whole rung's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partials: Vec<Run>,
 }
 
 /// A step's recorded hash moved to a source that compiles to the same CUBINs.
@@ -72,6 +78,9 @@ pub struct Run {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub date: Option<String>,
     pub step: String,
+    /// A partial rung's name (`no-multicast`, in `Sweep::partials`); none in `runs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<String>,
     pub precision: String,
     pub m: u64,
     pub n: u64,

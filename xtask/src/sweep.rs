@@ -1,22 +1,23 @@
-//! `cargo xtask sweep [--out FILE] [--steps 01,05] [--shapes 1024,4096x11008x4096]`: runs every
-//! step and cuBLAS on a sweep of shapes on the GPU, verifies every run, and writes one results
-//! file per GPU model (`results/<gpu>.json`) that the book's tables and charts are made from.
+//! `cargo xtask sweep [--out FILE] [--steps 01,05] [--shapes 1024,4096x11008x4096] [--partials]`:
+//! runs every step and cuBLAS on a sweep of shapes on the GPU, verifies every run, and writes one
+//! results file per GPU model (`results/<gpu>.json`) that the book's tables and charts are made
+//! from; with `--partials`, also the partial rungs of the swept steps (each with one idea left out).
 
-use crate::results::{GpuRecord, Run, SCHEMA, Sweep, write};
+use crate::results::{GpuRecord, Rehash, Run, SCHEMA, Sweep, write};
 use common::check::Prepared;
 use common::clocks::Watch;
 use common::compile::nvrtc_version;
-use common::device::Gpu;
-use common::device::sync;
-use common::lt::CublasLt;
-use common::lt::compare;
+use common::device::{Gpu, sync};
+use common::lt::{CublasConfig, CublasLt, compare};
 use common::matrix::DeviceMatrix;
 use common::reference::{CUBLAS_MATH, Cublas};
 use common::runner::Runner;
 use common::timing::{TimingPlan, time_runs};
 use common::{Gemm, Precision, Shape, Step, data};
-use std::collections::HashMap;
-use std::path::PathBuf;
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Square sizes of the sweep, and shapes from real workloads: a transformer MLP layer
@@ -71,6 +72,10 @@ pub struct Args {
     /// kernels, a few shapes at a time
     #[arg(long)]
     merge: bool,
+    /// Sweep the partial rungs of the swept steps too, each a rung with one of its ideas left out
+    /// (step 11 without multicast, ...), into the file's `partials`
+    #[arg(long)]
+    partials: bool,
 }
 
 /// Device-to-device copy bandwidth, bytes read plus bytes written per second (median of 10).
@@ -89,7 +94,27 @@ fn copy_bandwidth(gpu: &Gpu) -> common::Result<f64> {
     Ok(2.0 * (n * 4) as f64 / (t.median_ms * 1e-3))
 }
 
-pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String> {
+/// What a sweep measures: a registry entry, or one of its partial rungs (by name).
+#[derive(Clone, Copy)]
+struct Swept {
+    step: &'static Step,
+    partial: Option<&'static str>,
+}
+
+impl Swept {
+    fn label(&self) -> String {
+        self.partial.map_or_else(|| self.step.id(), |p| format!("{} {p}", self.step.id()))
+    }
+
+    /// Whether a recorded run is one of this.
+    fn measured(&self, r: &Run) -> bool {
+        r.step == self.step.id() && r.partial.as_deref() == self.partial
+    }
+}
+
+/// The entries `keys` names (default: the registry), each followed, with `partials`, by its
+/// partial rungs.
+fn swept(keys: &[String], partials: bool) -> Result<Vec<Swept>, String> {
     let mut steps: Vec<&'static Step> = Vec::new();
     for key in keys.iter().map(|k| k.trim()).filter(|k| !k.is_empty()) {
         let picked = steps::variants(key);
@@ -101,51 +126,53 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
     if steps.is_empty() {
         steps = steps::ALL.iter().collect();
     }
-    let shapes = if shapes.is_empty() { default_shapes() } else { shapes };
-    let e = |e: common::Error| e.to_string();
-    let gpu = Gpu::shared().map_err(e)?;
-    let cublas = Cublas::new(&gpu).map_err(e)?;
-    let mut lt = CublasLt::new(&gpu).map_err(e)?;
-    let (nv_major, nv_minor) = nvrtc_version().map_err(e)?;
-    let out = out.unwrap_or_else(|| PathBuf::from("results").join(format!("{}.json", slug(&gpu.name))));
-    let started = Instant::now();
-    println!("sweep on {}: {} steps x {} shapes", gpu.describe(), steps.len(), shapes.len());
-    let copy = copy_bandwidth(&gpu).map_err(e)?;
-    println!("device-to-device copy: {:.0} GB/s (read + write)", copy / 1e9);
-    // With --merge, the runs recorded before, each with the date it was measured: the registry's
-    // other steps, and a swept step's runs at the shapes this sweep leaves out while its kernel
-    // is unchanged (a long sweep can be run a few shapes at a time).
-    let mut kernel_hashes: std::collections::BTreeMap<String, String> =
-        steps.iter().map(|s| (s.id(), s.kernel.hash())).collect();
-    let (kept, old_hashes, old_rehashed) = if merge && out.exists() {
-        let old = crate::results::read(&out)?;
-        let unchanged = |r: &Run| {
-            kernel_hashes.get(&r.step).is_none_or(|hash| {
-                old.kernel_hashes.get(&r.step) == Some(hash)
-                    && !shapes.iter().any(|s| (s.m as u64, s.n as u64, s.k as u64) == (r.m, r.n, r.k))
-            })
-        };
-        let kept: Vec<Run> = old
-            .runs
-            .iter()
-            .filter(|r| unchanged(r) && steps::ALL.iter().any(|s| s.id() == r.step))
-            .cloned()
-            .map(|r| Run { date: Some(r.date.clone().unwrap_or_else(|| old.date.clone())), ..r })
-            .collect();
-        println!("merging: {} recorded runs kept from {}", kept.len(), out.display());
-        (kept, old.kernel_hashes, old.rehashed)
-    } else {
-        (Vec::new(), Default::default(), Vec::new())
+    let of = |s: &'static Step| {
+        let parts = s.partials.iter().filter(move |_| partials);
+        std::iter::once(Swept { step: s, partial: None })
+            .chain(parts.map(|p| Swept { step: &p.step, partial: Some(p.name) }))
     };
-    for (id, hash) in old_hashes {
-        kernel_hashes.entry(id).or_insert(hash);
-    }
-    if let Some(dir) = out.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-    }
-    // The file is written after every run, so that a sweep stopped by a time limit keeps what it
-    // measured (the hashes of the steps it had not reached yet say they are stale).
-    let gpu_record = GpuRecord {
+    Ok(steps.into_iter().flat_map(of).collect())
+}
+
+/// What a results file keeps from the one it replaces: the runs and partial runs recorded before
+/// (each with the date it was measured), the kernel hashes they were measured with, and the
+/// rehashes that vouch for them.
+#[derive(Default)]
+struct Kept {
+    runs: Vec<Run>,
+    partials: Vec<Run>,
+    hashes: BTreeMap<String, String>,
+    rehashed: Vec<Rehash>,
+}
+
+/// With --merge, what `out` keeps: the runs of the entries this sweep leaves out, and those of a
+/// swept entry at the shapes it leaves out (a long sweep can be run a few shapes at a time); of a
+/// swept step whose kernel changed, none (its partial rungs' neither); of a step or partial rung the
+/// registry no longer has, none.
+fn kept(out: &Path, swept: &[Swept], shapes: &[Shape]) -> Result<Kept, String> {
+    let old = crate::results::read(out)?;
+    let changed = |id: &str| {
+        swept.iter().any(|s| s.step.id() == id)
+            && old.kernel_hashes.get(id) != steps::by_id(id).map(|s| s.kernel.hash()).as_ref()
+    };
+    let replaced = |r: &Run| {
+        swept.iter().any(|s| s.measured(r)) && shapes.iter().any(|s| (s.m as u64, s.n as u64, s.k as u64) == r.shape())
+    };
+    let in_registry = |r: &Run| {
+        let partial = |s: &Step| r.partial.as_deref().is_none_or(|p| s.partials.iter().any(|x| x.name == p));
+        steps::by_id(&r.step).is_some_and(partial)
+    };
+    let keep = |runs: &[Run]| -> Vec<Run> {
+        let dated = |r: &Run| Run { date: Some(r.date.clone().unwrap_or_else(|| old.date.clone())), ..r.clone() };
+        runs.iter().filter(|r| !changed(&r.step) && !replaced(r) && in_registry(r)).map(dated).collect()
+    };
+    let (runs, partials) = (keep(&old.runs), keep(&old.partials));
+    println!("merging: {} recorded runs kept from {}", runs.len() + partials.len(), out.display());
+    Ok(Kept { runs, partials, hashes: old.kernel_hashes, rehashed: old.rehashed })
+}
+
+fn gpu_record(gpu: &Gpu, copy: f64) -> GpuRecord {
+    GpuRecord {
         name: gpu.name.clone(),
         compute_capability: format!("{}.{}", gpu.cc.0, gpu.cc.1),
         driver_cuda_version: format!("{}.{}", gpu.driver_version / 1000, (gpu.driver_version % 1000) / 10),
@@ -155,29 +182,179 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
         peak_fp32_gflops: gpu.peak_fp32_flops() / 1e9,
         peak_dram_gbs: gpu.peak_dram_bytes() / 1e9,
         measured_copy_gbs: copy / 1e9,
+    }
+}
+
+/// The GPU, cuBLAS and the timing plan every run of a sweep shares, when it started, and whether
+/// it said why the GPU's clock is not recorded (once is enough).
+struct Bench {
+    gpu: Arc<Gpu>,
+    cublas: Cublas,
+    lt: CublasLt,
+    plan: TimingPlan,
+    started: Instant,
+    said_no_clock: bool,
+}
+
+/// What the runs at one shape share: one prepared problem (inputs, cuBLAS and CPU references)
+/// per precision, its cuBLAS configurations (FP16, BF16, TF32) checked once on it, and those that
+/// computed something else on it (never timed).
+struct AtShape {
+    gemm: Gemm,
+    seed: u64,
+    prepared: HashMap<Precision, Prepared>,
+    checked: HashSet<Precision>,
+    left_out: HashMap<Precision, Vec<CublasConfig>>,
+}
+
+impl AtShape {
+    fn new(shape: Shape) -> AtShape {
+        let (prepared, checked, left_out) = Default::default();
+        AtShape { gemm: Gemm::new(shape, 1.0, 0.0), seed: data::fresh_seed(), prepared, checked, left_out }
+    }
+}
+
+/// One verified and timed run, printed as a line after `progress`.
+fn measure(b: &mut Bench, at: &mut AtShape, swept: Swept, progress: &str) -> Result<Run, String> {
+    let e = |e: common::Error| e.to_string();
+    let (step, gemm) = (swept.step, at.gemm);
+    let prepared = match at.prepared.entry(step.precision) {
+        Entry::Occupied(o) => o.into_mut(),
+        Entry::Vacant(v) => v.insert(Prepared::new(&b.gpu, &b.cublas, &gemm, step.precision, at.seed).map_err(e)?),
     };
+    let mut runner = Runner::new(&b.gpu, step, None).map_err(e)?;
+    let launch = runner.launch_for(&gemm.shape).map_err(e)?;
+    let resources = runner.load(&launch).map_err(e)?.resources;
+    let verified = prepared.check(&mut runner).map_err(e)?;
+    // The kernel, cuBLAS and (tensor-core precisions) cuBLAS's other configurations, in turn: the
+    // GPU's clock drifts over seconds of tensor-core work, and the same configuration timed a few
+    // seconds before the kernel was up to 10% faster than timed next to it (notes/measuring.md,
+    // "cuBLAS timed next to each kernel").
+    let check = at.checked.insert(step.precision);
+    let left_out = at.left_out.entry(step.precision).or_default();
+    let watch = Watch::start(&b.gpu);
+    let (cmp, timed) = compare(&mut runner, &b.cublas, &mut b.lt, prepared, b.plan, check, left_out).map_err(e)?;
+    let clocks = watch.stop();
+    sync(&b.gpu, step.name).map_err(e)?;
+    let passed = verified.passed();
+    let fastest = common::lt::fastest(&timed);
+    let of_fastest = fastest.map_or(String::new(), |(_, t)| {
+        format!(" ({:.1}% of the fastest)", 100.0 * t.median_ms / cmp.kernel.median_ms)
+    });
+    println!(
+        "{progress} {:<26} {:<16} {:>9.3} ms {:>8.0} GFLOP/s {:>6.1}% of cuBLAS{of_fastest}  err {:.1e}  {}  ({:.0} s)",
+        swept.label(),
+        gemm.shape.to_string(),
+        cmp.kernel.median_ms,
+        cmp.kernel.gflops(&gemm),
+        100.0 * cmp.ratio(),
+        verified.vs_cpu.rel_frobenius,
+        if passed { "ok" } else { "FAILED" },
+        b.started.elapsed().as_secs_f64()
+    );
+    if !passed {
+        println!("{}", verified.report(&swept.label()));
+    }
+    match &clocks {
+        Ok(c) if c.held_back().is_some() => println!("        the GPU was held back: {}", c.describe()),
+        Err(why) if !b.said_no_clock => {
+            println!("        the GPU's clock is not recorded: {why}");
+            b.said_no_clock = true;
+        }
+        _ => {}
+    }
+    Ok(Run {
+        date: None,
+        step: step.id(),
+        partial: swept.partial.map(str::to_string),
+        precision: step.precision.label().into(),
+        m: gemm.shape.m as u64,
+        n: gemm.shape.n as u64,
+        k: gemm.shape.k as u64,
+        alpha: gemm.alpha as f64,
+        beta: gemm.beta as f64,
+        seed: at.seed,
+        passed,
+        time_ms: cmp.kernel.median_ms,
+        min_ms: cmp.kernel.min_ms,
+        reps: cmp.kernel.reps as u64,
+        gflops: cmp.kernel.gflops(&gemm),
+        cublas_ms: cmp.cublas.median_ms,
+        cublas_gflops: cmp.cublas.gflops(&gemm),
+        pct_of_cublas: 100.0 * cmp.ratio(),
+        // FP16, BF16, TF32: every cuBLAS configuration, and the kernel against the fastest.
+        cublas_configs: timed.iter().map(|(c, t)| (c.label().to_string(), t.gflops(&gemm))).collect(),
+        fastest_cublas: fastest.map(|(c, _)| c.label().to_string()),
+        fastest_cublas_gflops: fastest.map(|(_, t)| t.gflops(&gemm)),
+        pct_of_fastest_cublas: fastest.map(|(_, t)| 100.0 * t.median_ms / cmp.kernel.median_ms),
+        rel_err_vs_cpu: verified.vs_cpu.rel_frobenius,
+        rel_err_vs_cublas: verified.vs_cublas.rel_frobenius,
+        // FP16, BF16 and TF32: the error against the exact product of the unrounded FP32 inputs.
+        rel_err_vs_exact: verified.vs_exact.as_ref().map_or(verified.vs_cpu.rel_frobenius, |x| x.rel_frobenius),
+        worst_elem_ratio_vs_cpu: verified.vs_cpu.worst_ratio,
+        registers: resources.registers,
+        static_smem_bytes: resources.smem_bytes,
+        dynamic_smem_bytes: launch.dynamic_smem_bytes,
+        local_bytes: resources.stack_bytes,
+        spill_bytes: resources.spills(),
+        threads_per_block: launch.threads_per_block(),
+        grid: [launch.grid.0, launch.grid.1, launch.grid.2],
+        defines: launch.defines.iter().map(|(n, v)| format!("{n}={v}")).collect(),
+        clocks: clocks.ok(),
+    })
+}
+
+pub fn run(Args { out, steps: keys, shapes, merge, partials }: Args) -> Result<(), String> {
+    let swept = swept(&keys, partials)?;
+    let shapes = if shapes.is_empty() { default_shapes() } else { shapes };
+    let e = |e: common::Error| e.to_string();
+    let gpu = Gpu::shared().map_err(e)?;
+    let (cublas, lt) = (Cublas::new(&gpu).map_err(e)?, CublasLt::new(&gpu).map_err(e)?);
+    let (nv_major, nv_minor) = nvrtc_version().map_err(e)?;
+    let out = out.unwrap_or_else(|| PathBuf::from("results").join(format!("{}.json", slug(&gpu.name))));
+    let started = Instant::now();
+    println!("sweep on {}: {} steps x {} shapes", gpu.describe(), swept.len(), shapes.len());
+    let copy = copy_bandwidth(&gpu).map_err(e)?;
+    println!("device-to-device copy: {:.0} GB/s (read + write)", copy / 1e9);
+    let kept = if merge && out.exists() { kept(&out, &swept, &shapes)? } else { Kept::default() };
+    let mut kernel_hashes = kept.hashes.clone();
+    kernel_hashes.extend(swept.iter().map(|s| (s.step.id(), s.step.kernel.hash())));
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    }
+    // The file is written after every run, so that a sweep stopped by a time limit keeps what it
+    // measured (the hashes of the steps it had not reached yet say they are stale).
+    let (gpu_record, cublas_version) = (gpu_record(&gpu, copy), cublas.version as i64);
     let save = |runs: &[Run]| {
-        let swept: Vec<&str> = runs.iter().map(|r| r.step.as_str()).collect();
+        let (new_partials, new_runs): (Vec<Run>, Vec<Run>) = runs.iter().cloned().partition(|r| r.partial.is_some());
+        let runs: Vec<Run> = kept.runs.iter().cloned().chain(new_runs).collect();
+        let partials: Vec<Run> = kept.partials.iter().cloned().chain(new_partials).collect();
+        let recorded = |id: &str| runs.iter().chain(&partials).any(|r| r.step == id);
         let sweep = Sweep {
             schema: SCHEMA,
             tool: "cargo xtask sweep".into(),
             date: today(),
             gpu: gpu_record.clone(),
             nvrtc_version: format!("{nv_major}.{nv_minor}"),
-            cublas_version: cublas.version as i64,
+            cublas_version,
             cublas_math: CUBLAS_MATH.into(),
             kernel_hashes: kernel_hashes
                 .iter()
-                .filter(|(id, _)| swept.contains(&id.as_str()) || kept.iter().any(|r| &r.step == *id))
-                .map(|(id, h)| (id.clone(), h.clone()))
+                .filter(|(id, _)| recorded(id))
+                .map(|(i, h)| (i.clone(), h.clone()))
                 .collect(),
             // A rehash stays while runs it vouches for are kept (they were all measured before it).
-            rehashed: old_rehashed.iter().filter(|r| kept.iter().any(|k| k.step == r.step)).cloned().collect(),
-            runs: kept.iter().cloned().chain(runs.iter().cloned()).collect(),
+            rehashed: kept
+                .rehashed
+                .iter()
+                .filter(|r| kept.runs.iter().chain(&kept.partials).any(|k| k.step == r.step))
+                .cloned()
+                .collect(),
+            runs,
+            partials,
         };
         write(&out, &sweep)
     };
-
     let plan = TimingPlan {
         settle: Duration::from_millis(100),
         measure: Duration::from_millis(300),
@@ -185,111 +362,24 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
         min_reps: 6,
         max_reps: 100,
     };
-    let total = steps.len() * shapes.len();
+    let mut bench = Bench { gpu, cublas, lt, plan, started, said_no_clock: false };
+    let total = swept.len() * shapes.len();
     let mut runs = Vec::new();
-    let mut failures = 0;
     for (si, shape) in shapes.iter().enumerate() {
-        let gemm = Gemm::new(*shape, 1.0, 0.0);
-        let seed = data::fresh_seed();
-        // One prepared problem (inputs, cuBLAS and CPU references) per precision and shape; its
-        // cuBLAS configurations (FP16, BF16, TF32) checked once on it.
-        let mut prepared: HashMap<Precision, Prepared> = HashMap::new();
-        let mut checked: std::collections::HashSet<Precision> = Default::default();
-        // Configurations that computed something else on this problem: never timed.
-        let mut left_out: HashMap<Precision, Vec<common::lt::CublasConfig>> = HashMap::new();
-        for (ki, step) in steps.iter().enumerate() {
-            let prepared = match prepared.entry(step.precision) {
-                std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(Prepared::new(&gpu, &cublas, &gemm, step.precision, seed).map_err(e)?)
-                }
-            };
-            let mut runner = Runner::new(&gpu, step, None).map_err(e)?;
-            let launch = runner.launch_for(shape).map_err(e)?;
-            let resources = runner.load(&launch).map_err(e)?.resources;
-            let verified = prepared.check(&mut runner).map_err(e)?;
-            // The kernel, cuBLAS and (tensor-core precisions) cuBLAS's other configurations, in
-            // turn: the GPU's clock drifts over seconds of tensor-core work, and the same
-            // configuration timed a few seconds before the kernel was up to 10% faster than
-            // timed next to it (notes/measuring.md, "cuBLAS timed next to each kernel").
-            let check = checked.insert(step.precision);
-            let left_out = left_out.entry(step.precision).or_default();
-            let watch = Watch::start(&gpu);
-            let (cmp, timed) = compare(&mut runner, &cublas, &mut lt, prepared, plan, check, left_out).map_err(e)?;
-            let clocks = watch.stop();
-            sync(&gpu, step.name).map_err(e)?;
-            let passed = verified.passed();
-            failures += usize::from(!passed);
-            let fastest = common::lt::fastest(&timed);
-            let of_fastest = fastest.map_or(String::new(), |(_, t)| {
-                format!(" ({:.1}% of the fastest)", 100.0 * t.median_ms / cmp.kernel.median_ms)
-            });
-            println!(
-                "[{:>3}/{total}] {:<26} {:<16} {:>9.3} ms {:>8.0} GFLOP/s {:>6.1}% of cuBLAS{of_fastest}  err {:.1e}  {}  ({:.0} s)",
-                si * steps.len() + ki + 1,
-                step.id(),
-                shape.to_string(),
-                cmp.kernel.median_ms,
-                cmp.kernel.gflops(&gemm),
-                100.0 * cmp.ratio(),
-                verified.vs_cpu.rel_frobenius,
-                if passed { "ok" } else { "FAILED" },
-                started.elapsed().as_secs_f64()
-            );
-            if !passed {
-                println!("{}", verified.report(&step.id()));
-            }
-            match &clocks {
-                Ok(c) if c.held_back().is_some() => println!("        the GPU was held back: {}", c.describe()),
-                Ok(_) => {}
-                Err(why) if si + ki == 0 => println!("        the GPU's clock is not recorded: {why}"),
-                Err(_) => {}
-            }
-            let config_gflops = timed.iter().map(|(c, t)| (c.label().to_string(), t.gflops(&gemm))).collect();
-            runs.push(Run {
-                date: None,
-                step: step.id(),
-                precision: step.precision.label().into(),
-                m: shape.m as u64,
-                n: shape.n as u64,
-                k: shape.k as u64,
-                alpha: gemm.alpha as f64,
-                beta: gemm.beta as f64,
-                seed,
-                passed,
-                time_ms: cmp.kernel.median_ms,
-                min_ms: cmp.kernel.min_ms,
-                reps: cmp.kernel.reps as u64,
-                gflops: cmp.kernel.gflops(&gemm),
-                cublas_ms: cmp.cublas.median_ms,
-                cublas_gflops: cmp.cublas.gflops(&gemm),
-                pct_of_cublas: 100.0 * cmp.ratio(),
-                // FP16, BF16, TF32: every cuBLAS configuration, and the kernel against the fastest.
-                cublas_configs: config_gflops,
-                fastest_cublas: fastest.map(|(c, _)| c.label().to_string()),
-                fastest_cublas_gflops: fastest.map(|(_, t)| t.gflops(&gemm)),
-                pct_of_fastest_cublas: fastest.map(|(_, t)| 100.0 * t.median_ms / cmp.kernel.median_ms),
-                rel_err_vs_cpu: verified.vs_cpu.rel_frobenius,
-                rel_err_vs_cublas: verified.vs_cublas.rel_frobenius,
-                // FP16, BF16 and TF32: the error against the exact product of the unrounded FP32 inputs.
-                rel_err_vs_exact: verified.vs_exact.as_ref().map_or(verified.vs_cpu.rel_frobenius, |x| x.rel_frobenius),
-                worst_elem_ratio_vs_cpu: verified.vs_cpu.worst_ratio,
-                registers: resources.registers,
-                static_smem_bytes: resources.smem_bytes,
-                dynamic_smem_bytes: launch.dynamic_smem_bytes,
-                local_bytes: resources.stack_bytes,
-                spill_bytes: resources.spills(),
-                threads_per_block: launch.threads_per_block(),
-                grid: [launch.grid.0, launch.grid.1, launch.grid.2],
-                defines: launch.defines.iter().map(|(n, v)| format!("{n}={v}")).collect(),
-                clocks: clocks.ok(),
-            });
+        let mut at = AtShape::new(*shape);
+        for (ki, s) in swept.iter().enumerate() {
+            let progress = format!("[{:>3}/{total}]", si * swept.len() + ki + 1);
+            runs.push(measure(&mut bench, &mut at, *s, &progress)?);
             save(&runs)?;
         }
     }
-    let n_runs = runs.len();
-    save(&runs)?;
-    println!("{} runs ({} failed) in {:.0} s -> {}", n_runs, failures, started.elapsed().as_secs_f64(), out.display());
+    let failures = runs.iter().filter(|r| !r.passed).count();
+    println!(
+        "{} runs ({failures} failed) in {:.0} s -> {}",
+        runs.len(),
+        started.elapsed().as_secs_f64(),
+        out.display()
+    );
     if failures > 0 {
         return Err(format!("{failures} runs failed verification"));
     }
@@ -305,6 +395,44 @@ pub fn run(Args { out, steps: keys, shapes, merge }: Args) -> Result<(), String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--partials` sweeps each partial rung right after its rung.
+    #[test]
+    fn partial_rungs_follow_their_rung() {
+        let labels = |partials| swept(&["11".into()], partials).unwrap().iter().map(Swept::label).collect::<Vec<_>>();
+        let id = steps::find("11").unwrap().id();
+        assert_eq!(labels(false), [id.clone(), "step11-cluster-persistent-bf16".into()]);
+        let with = labels(true);
+        assert_eq!(with.len(), 4);
+        assert_eq!((&with[0], &with[1]), (&id, &format!("{id} no-multicast")));
+    }
+
+    /// --merge keeps what the sweep leaves out, and drops the runs of a swept step whose kernel
+    /// changed, its partial rungs' among them.
+    #[test]
+    fn a_merge_keeps_what_it_does_not_sweep() {
+        let root = crate::bundle::root();
+        let mut old = crate::results::read(&crate::results::files(&root).unwrap()[0]).unwrap();
+        let step = steps::find("11").unwrap();
+        let at = |r: &Run, shape: (u64, u64, u64)| Run { m: shape.0, n: shape.1, k: shape.2, ..r.clone() };
+        let one = old.runs.iter().find(|r| r.step == step.id()).unwrap().clone();
+        let partial = Run { partial: Some(step.partials[0].name.into()), ..one.clone() };
+        old.runs = vec![at(&one, (4096, 4096, 4096)), at(&one, (1024, 1024, 1024))];
+        old.partials = vec![at(&partial, (4096, 4096, 4096)), at(&partial, (1024, 1024, 1024))];
+        old.kernel_hashes.insert(step.id(), step.kernel.hash());
+        let file = std::env::temp_dir().join(format!("merge-{}.json", std::process::id()));
+        let swept = [Swept { step, partial: None }];
+        let kept_of = |old: &Sweep| {
+            write(&file, old).unwrap();
+            let k = kept(&file, &swept, &[Shape::cube(4096)]).unwrap();
+            let shapes = |runs: &[Run]| runs.iter().map(|r| r.m).collect::<Vec<_>>();
+            (shapes(&k.runs), shapes(&k.partials))
+        };
+        assert_eq!(kept_of(&old), (vec![1024], vec![4096, 1024]));
+        old.kernel_hashes.insert(step.id(), "0000000000000000".into());
+        assert_eq!(kept_of(&old), (vec![], vec![]));
+        std::fs::remove_file(&file).unwrap();
+    }
 
     #[test]
     fn slugs_and_dates() {

@@ -44,7 +44,7 @@ impl HopperTiles {
         128 * (self.bm + self.bn * planes)
     }
 
-    /// Whether a persistent kernel may cut the jobs of its last turn into two halves of BN / 2
+    /// Whether a persistent kernel may cut the jobs of its last wave into two halves of BN / 2
     /// columns: when each half still gives every block of the cluster whole 64-column boxes of B.
     pub fn halves(&self) -> bool {
         (self.bn / 2) % (64 * self.cluster) == 0
@@ -172,7 +172,7 @@ pub fn copy_back(call: &HostCall<'_>, padded: Option<(u64, usize)>) -> Result<()
 
 /// A persistent grid along x: as many clusters as the GPU runs at once (asked once per kernel),
 /// each looping over jobs; no more than the launch's jobs (its grid), or halves of jobs when the
-/// kernel cuts the last turn's (HALVES).
+/// kernel cuts the last wave's (HALVES).
 pub fn persistent_grid(call: &mut HostCall<'_>) -> Result<(u32, u32, u32)> {
     let (f, launch, gpu) = (&call.loaded.function, call.launch, call.gpu);
     let (smem, cluster) = (launch.dynamic_smem_bytes, launch.value("CLUSTER").unwrap_or(1) as u32);
