@@ -59,6 +59,9 @@ enum Task {
         #[arg(long)]
         check: bool,
     },
+    /// The kernel hash of every step of the registry, one `id hash` a line: what a results file
+    /// records, and what `scripts/profile.sh` writes beside each profile
+    Hashes,
     /// The lab grader's commands (the `grader` crate)
     #[command(flatten)]
     Grader(grader::Command),
@@ -77,6 +80,10 @@ fn main() -> ExitCode {
         Task::References(args) => references::run(args),
         Task::Rehash(args) => rehash::run(args),
         Task::Book { check } => book::run(check),
+        Task::Hashes => {
+            steps::ALL.iter().for_each(|s| println!("{} {}", s.id(), s.kernel.hash()));
+            Ok(())
+        }
         Task::Grader(command) => grader::run(command),
     };
     match result {
