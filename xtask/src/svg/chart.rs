@@ -144,16 +144,25 @@ fn font(size: u32) -> TextStyle<'static> {
 /// The marker of precision `p` centred on pixel (x, y) of `area`: FP32 ●, 3xTF32 ✚, FP16 ■,
 /// BF16 ◆, TF32 ▲, FP64 ▼; a 16-bit C draws its precision's marker hollow.
 fn marker(area: &Area, (x, y): (i32, i32), p: Precision, colour: RGBColor) -> Result<(), String> {
-    let style = if p.output_unit_roundoff() > 0.0 { colour.stroke_width(2) } else { colour.filled() };
-    let poly =
-        |pts: &[(i32, i32)]| Polygon::new(pts.iter().map(|&(dx, dy)| (x + dx, y + dy)).collect::<Vec<_>>(), style);
+    let hollow = p.output_unit_roundoff() > 0.0;
+    let style = if hollow { colour.stroke_width(2) } else { colour.filled() };
+    // A polygon is always filled: a hollow one is its closed outline.
+    let poly = |pts: &[(i32, i32)]| {
+        let mut corners: Vec<(i32, i32)> = pts.iter().map(|&(dx, dy)| (x + dx, y + dy)).collect();
+        if hollow {
+            corners.push(corners[0]);
+            area.draw(&PathElement::new(corners, style))
+        } else {
+            area.draw(&Polygon::new(corners, style))
+        }
+    };
     match p {
         Precision::F32 => area.draw(&Circle::new((x, y), 7, style)),
         Precision::F16 | Precision::F16C16 => area.draw(&Rectangle::new([(x - 6, y - 6), (x + 6, y + 6)], style)),
-        Precision::Bf16 | Precision::Bf16C16 => area.draw(&poly(&[(0, -9), (8, 0), (0, 9), (-8, 0)])),
-        Precision::Tf32 => area.draw(&poly(&[(0, -9), (8, 6), (-8, 6)])),
-        Precision::F64 => area.draw(&poly(&[(0, 9), (8, -6), (-8, -6)])),
-        Precision::Tf32x3 => area.draw(&poly(&[
+        Precision::Bf16 | Precision::Bf16C16 => poly(&[(0, -9), (8, 0), (0, 9), (-8, 0)]),
+        Precision::Tf32 => poly(&[(0, -9), (8, 6), (-8, 6)]),
+        Precision::F64 => poly(&[(0, 9), (8, -6), (-8, -6)]),
+        Precision::Tf32x3 => poly(&[
             (-3, -8),
             (3, -8),
             (3, -3),
@@ -166,7 +175,7 @@ fn marker(area: &Area, (x, y): (i32, i32), p: Precision, colour: RGBColor) -> Re
             (-8, 3),
             (-8, -3),
             (-3, -3),
-        ])),
+        ]),
     }
     .map_err(err)
 }
@@ -370,6 +379,48 @@ pub fn scaling(r: &Results) -> String {
     })
 }
 
+/// The ceilings of the roofline, highest first, each named by its precision: the FP32 SIMT peak,
+/// and the best cuBLAS in each tensor-core precision at 4096³ as that precision's measured
+/// ceiling (3xTF32: a third of TF32's, for its three products).
+fn ceilings(r: &Results, all: &[Series]) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = vec![("FP32 peak".into(), r.sweep.gpu.peak_fp32_gflops)];
+    for p in precisions(all) {
+        match p {
+            Precision::F32 => {}
+            Precision::Tf32x3 => {
+                if let Some(c) = cublas(r, all, Precision::Tf32, HEADLINE) {
+                    out.push(("3xTF32 (TF32 / 3)".into(), c / 3.0));
+                }
+            }
+            p => {
+                if let Some(c) = cublas(r, all, p, HEADLINE) {
+                    out.push((name(p.arithmetic()), c));
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| b.1.total_cmp(&a.1));
+    out
+}
+
+/// One label for each run of `ceilings` (highest first) whose lines lie closer than `label_h`
+/// pixels apart: their names, each once ("BF16, FP16"), and the run's highest ceiling.
+fn ceiling_labels(ceilings: &[(String, f64)], y_of: impl Fn(f64) -> i32, label_h: i32) -> Vec<(String, f64)> {
+    let mut out: Vec<(Vec<&str>, f64, i32)> = Vec::new();
+    for (name, c) in ceilings {
+        match out.last_mut() {
+            Some((names, _, last_y)) if y_of(*c) - *last_y < label_h + 4 => {
+                if !names.contains(&name.as_str()) {
+                    names.push(name);
+                }
+                *last_y = y_of(*c);
+            }
+            _ => out.push((vec![name.as_str()], *c, y_of(*c))),
+        }
+    }
+    out.into_iter().map(|(names, c, _)| (names.join(", "), c)).collect()
+}
+
 /// The roofline: the measured copy bandwidth and the FP32 SIMT peak from the results file, the
 /// best cuBLAS in each tensor-core precision as that precision's measured ceiling (3xTF32: a
 /// third of TF32's, for its three products), and every step at 4096³ and at 16 x 11008 x 4096,
@@ -382,29 +433,14 @@ pub fn roofline(r: &Results) -> String {
     let intensity = |(m, n, k): (u64, u64, u64), p: Precision| {
         Gemm::new(Shape::new(m as usize, n as usize, k as usize), 1.0, 0.0).arithmetic_intensity(p.input().bytes())
     };
-    let mut ceilings: Vec<(String, f64)> = vec![("FP32 SIMT peak".into(), peak)];
-    for p in precisions(&all) {
-        match p {
-            Precision::F32 => {}
-            Precision::Tf32x3 => {
-                if let Some(c) = cublas(r, &all, Precision::Tf32, HEADLINE) {
-                    ceilings.push(("3xTF32: cuBLAS TF32 / 3".into(), c / 3.0));
-                }
-            }
-            p => {
-                if let Some(c) = cublas(r, &all, p, HEADLINE) {
-                    ceilings.push((format!("cuBLAS {}", name(p)), c));
-                }
-            }
-        }
-    }
-    ceilings.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let ceilings = ceilings(r, &all);
     let top = ceilings.iter().map(|c| c.1).fold(peak, f64::max);
     let (groups, legend_h) = key(
         &all,
         vec![
             ("cuBLAS SGEMM".into(), REFERENCE, Mark::Shape(Precision::F32)),
             (format!("copy {copy:.0} GB/s"), REFERENCE, Mark::Line),
+            ("ceilings: cuBLAS, FP32 peak".into(), REFERENCE, Mark::Dashed),
         ],
     );
     render(540 + legend_h, |root| {
@@ -412,6 +448,8 @@ pub fn roofline(r: &Results) -> String {
         let mut chart = ChartBuilder::on(&plot)
             .caption("Roofline: every step at two shapes", font(TITLE))
             .margin(14)
+            // Room for the last tick label, centred on the plot's right edge.
+            .margin_right(26)
             .x_label_area_size(56)
             .y_label_area_size(80)
             .build_cartesian_2d((1f64..10_000.0).log_scale(), (100f64..top * 3.0).log_scale())
@@ -430,11 +468,7 @@ pub fn roofline(r: &Results) -> String {
         // The memory roof up to the highest ceiling; each ceiling from where it meets it.
         let roof = [(1.0, copy), (top / copy, top)];
         chart.draw_series(LineSeries::new(roof, REFERENCE.stroke_width(2))).map_err(err)?;
-        // Labels at the left, each just above its line, or below it when the label above
-        // would touch the one before (ceilings from the highest down).
-        let (label_h, label_x) = (FONT as i32 * 4 / 5, chart.backend_coord(&(1.3, top)).0);
-        let mut taken = i32::MIN;
-        for (label, c) in &ceilings {
+        for (_, c) in &ceilings {
             // Left of the roof the ceiling cannot be reached: a faint line there leads from the
             // label to where the ceiling begins.
             chart
@@ -448,11 +482,18 @@ pub fn roofline(r: &Results) -> String {
             chart
                 .draw_series(DashedLineSeries::new([(c / copy, *c), (10_000.0, *c)], 10, 6, REFERENCE.stroke_width(2)))
                 .map_err(err)?;
-            let line_y = chart.backend_coord(&(1.0, *c)).1;
-            let above = line_y - label_h - 3;
-            let y = if above >= taken + 2 { above } else { (line_y + 4).max(taken + 2) };
-            plot.draw(&Text::new(label.clone(), (label_x, y), font(FONT))).map_err(err)?;
-            taken = y + label_h;
+        }
+        // One label per group of ceilings closer than a label's height, just above the group's
+        // highest line and left of the roof, where no point can be; right of where the ceiling
+        // meets the roof if it is too long for that.
+        let label_h = FONT as i32 * 4 / 5;
+        let y_of = |c: f64| chart.backend_coord(&(1.0, c)).1;
+        for (label, c) in ceiling_labels(&ceilings, y_of, label_h) {
+            let (line_y, left) = (y_of(c), chart.backend_coord(&(1.05, c)).0);
+            let width = label.chars().count() as i32 * FONT as i32 * 45 / 100;
+            let meets = chart.backend_coord(&(c / copy, c)).0;
+            let x = if left + width + 6 < meets { left } else { meets + 8 };
+            plot.draw(&Text::new(label, (x, line_y - label_h - 3), font(FONT))).map_err(err)?;
         }
         // The points, nudged sideways where they would cover one drawn before.
         let mut placed: Vec<(i32, i32)> = Vec::new();
@@ -536,7 +577,9 @@ mod tests {
                 assert!(roof.contains(&label(&name(s.precision))), "{}: no marker for {}", r.slug, s.precision);
             }
             for p in precisions(&recorded).into_iter().filter(|p| reference(*p) == *p && *p != Precision::F32) {
-                assert_eq!(roof.matches(&label(&format!("cuBLAS {}", name(p)))).count(), 1, "{}: ceiling {p}", r.slug);
+                let labels = ceiling_labels(&ceilings(r, &recorded), |c| (-100.0 * c.log10()) as i32, 20);
+                let named = labels.iter().filter(|(l, _)| l.split(", ").any(|n| n == name(p.arithmetic()))).count();
+                assert_eq!(named, 1, "{}: ceiling {p} in {labels:?}", r.slug);
                 assert!(
                     scaling.contains(&label(&format!("{} vs cuBLAS {}", name(p), name(p)))),
                     "{}: panel {p}",
