@@ -10,7 +10,7 @@
 
 mod checks;
 mod figures;
-mod hardware;
+pub mod hardware;
 mod profiles;
 mod readme;
 mod tables;
@@ -89,7 +89,7 @@ fn gpu_files(
     out.insert("climb.md".into(), tables::climb(r));
     out.insert("gflops.svg".into(), crate::svg::chart::gflops(r));
     out.insert("scaling.svg".into(), crate::svg::chart::scaling(r));
-    out.insert("roofline.svg".into(), crate::svg::chart::roofline(r));
+    out.insert("roofline.svg".into(), crate::svg::roofline::roofline(r));
     out
 }
 

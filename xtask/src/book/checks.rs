@@ -48,7 +48,8 @@ pub fn stale_reference_hashes(all: &std::collections::BTreeMap<String, crate::re
     problems
 }
 
-/// Every `{{#include path[:anchor]}}` in the book resolves to a file, and its anchor exists.
+/// Every `{{#include path[:anchor]}}` in the book resolves to a file, and its anchor exists; every
+/// generated picture it shows exists.
 pub fn broken_includes(book_src: &Path) -> Vec<String> {
     let mut problems = Vec::new();
     let mut pages = Vec::new();
@@ -75,6 +76,14 @@ pub fn broken_includes(book_src: &Path) -> Vec<String> {
                         }
                     }
                 }
+            }
+        }
+        // Pictures the book tool makes: a chapter that shows one it no longer draws.
+        for (i, part) in text.split("](generated/").enumerate().skip(1) {
+            let Some(end) = part.find(')') else { continue };
+            let path = format!("generated/{}", &part[..end]);
+            if !page.parent().unwrap_or(book_src).join(&path).is_file() {
+                problems.push(format!("{} (picture {i}): {path} does not exist", page.display()));
             }
         }
     }
@@ -159,6 +168,26 @@ mod tests {
             "kernel_hashes": { rung: hash }, "torch": null, "rows": [], "wrong": []
         });
         [("g".to_string(), serde_json::from_value(file).unwrap())].into()
+    }
+
+    #[test]
+    fn a_missing_include_anchor_or_picture_is_a_problem() {
+        let dir = std::env::temp_dir().join(format!("book-includes-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("generated/diagrams")).unwrap();
+        std::fs::write(dir.join("generated/values.md"), "ANCHOR: a\n1%\nANCHOR_END: a\n").unwrap();
+        std::fs::write(dir.join("generated/diagrams/d.svg"), "<svg/>").unwrap();
+        let page = "At {{#include generated/values.md:a}}.\n\n![d](generated/diagrams/d.svg)\n";
+        std::fs::write(dir.join("p.md"), page).unwrap();
+        assert!(broken_includes(&dir).is_empty(), "{:?}", broken_includes(&dir));
+        std::fs::write(dir.join("p.md"), page.replace(":a}}", ":b}}").replace("d.svg", "gone.svg")).unwrap();
+        let problems = broken_includes(&dir);
+        assert!(
+            problems.len() == 2
+                && problems[0].contains("no anchor `b`")
+                && problems[1].contains("gone.svg does not exist"),
+            "{problems:?}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -40,6 +40,11 @@ const DATASHEETS: &[Datasheet] = &[
     },
 ];
 
+/// Shared memory per SM of the GPU called `name` (KiB), from its datasheet.
+pub fn shared_kib_per_sm(name: &str) -> Option<u32> {
+    DATASHEETS.iter().find(|d| d.name == name).map(|d| d.shared_kib_per_sm)
+}
+
 /// The table: the book's GPU first, then the other GPUs with results, then those known only by
 /// their datasheet.
 pub fn table(all: &[Results]) -> String {
