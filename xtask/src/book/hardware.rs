@@ -12,7 +12,7 @@ struct Datasheet {
     shared_kib_per_sm: u32,
     registers_per_sm: u32,
     /// For a GPU without results: SMs, FP32 lanes per SM, boost clock (GHz), DRAM bandwidth
-    /// (TB/s, as the datasheet gives it) and L2 (MB).
+    /// (TB/s, as the datasheet gives it) and L2 (MiB).
     unmeasured: Option<(u32, u32, f64, &'static str, u32)>,
 }
 
@@ -66,8 +66,8 @@ pub fn table(all: &[Results]) -> String {
                 format!("{:.1} TFLOP/s", g.peak_fp32_gflops / 1e3),
                 format!("{}, {:.2} TB/s", sheet.map_or("?", |d| d.memory), g.peak_dram_gbs / 1e3),
                 format!("{:.2} TB/s", g.measured_copy_gbs / 1e3),
-                format!("{} MB", g.l2_bytes / 1_000_000),
-                sheet.map_or("?".into(), |d| format!("up to {} KB", d.shared_kib_per_sm)),
+                format!("{} MiB", g.l2_bytes >> 20),
+                sheet.map_or("?".into(), |d| format!("up to {} KiB", d.shared_kib_per_sm)),
                 sheet.map_or("?".into(), |d| format!("{} x 32 bit", thousands(d.registers_per_sm))),
             ],
         ));
@@ -83,8 +83,8 @@ pub fn table(all: &[Results]) -> String {
                 format!("{:.1} TFLOP/s", (sms * lanes) as f64 * 2.0 * clock / 1e3),
                 format!("{}, {dram} TB/s", d.memory),
                 "-".into(),
-                format!("{l2} MB"),
-                format!("up to {} KB", d.shared_kib_per_sm),
+                format!("{l2} MiB"),
+                format!("up to {} KiB", d.shared_kib_per_sm),
                 format!("{} x 32 bit", thousands(d.registers_per_sm)),
             ],
         ));
