@@ -55,7 +55,8 @@ enum Task {
     /// The book's tables and charts from the recorded results
     Book {
         /// Change nothing; fail on stale generated files, kernels changed since their
-        /// results, and broken includes
+        /// results or profiles, broken includes, and typed figures in the chapters of
+        /// book/figures.txt (the others' are listed)
         #[arg(long)]
         check: bool,
     },

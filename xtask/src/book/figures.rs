@@ -16,7 +16,7 @@ pub const NOT_MEASURED: &[(&str, &str)] = &[
     ("predicted", "a prediction, written before the measurement it is compared with"),
     ("arithmetic", "computed from the problem's sizes or a model, not measured"),
     ("target", "a goal or a threshold (100% of cuBLAS; a question's 10%)"),
-    ("external", "another project's published figure, its source named beside it"),
+    ("external", "a figure of another project's kernel, which no tool here measures; its source named beside it"),
 ];
 
 /// The file that lists the chapters the check fails on, one a line (`#` starts a comment).

@@ -11,7 +11,7 @@
 //! | name | value | example |
 //! |---|---|---|
 //! | `ID_SHAPES_METRIC` | a run's figure | `step06-double-buffer_4096_pct`: `95.1%` |
-//! | `ID_SHAPES_x_OTHER` | ID's GFLOP/s over OTHER's at the same shape: OTHER a step id, or a GPU's slug (the same step there) | `step02-coalesce_4096_x_step01-naive`: `12.59x` |
+//! | `ID_SHAPES_x_OTHER` | ID's GFLOP/s over OTHER's at the same shape: OTHER a step id, or a GPU's slug (the same step there) | `step02-coalesce_4096_x_step01-naive`: `12.6x` |
 //! | `ID_profile_KEY` | a counter of the step's profile (`profiles.rs` names the keys) | `step09-wgmma-tma-fp16_profile_tensor-pipe` |
 //! | `gpu_FIELD` | the GPU's record | `gpu_copy`: `4264 GB/s` |
 //!
