@@ -55,10 +55,14 @@ enum Task {
     /// The book's tables and charts from the recorded results
     Book {
         /// Change nothing; fail on stale generated files, kernels changed since their
-        /// results, and broken includes
+        /// results or profiles, broken includes, and typed figures in the chapters of
+        /// book/figures.txt (the others' are listed)
         #[arg(long)]
         check: bool,
     },
+    /// The kernel hash of every step of the registry, one `id hash` a line: what a results file
+    /// records, and what `scripts/profile.sh` writes beside each profile
+    Hashes,
     /// The lab grader's commands (the `grader` crate)
     #[command(flatten)]
     Grader(grader::Command),
@@ -77,6 +81,10 @@ fn main() -> ExitCode {
         Task::References(args) => references::run(args),
         Task::Rehash(args) => rehash::run(args),
         Task::Book { check } => book::run(check),
+        Task::Hashes => {
+            steps::ALL.iter().for_each(|s| println!("{} {}", s.id(), s.kernel.hash()));
+            Ok(())
+        }
         Task::Grader(command) => grader::run(command),
     };
     match result {

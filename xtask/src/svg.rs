@@ -5,3 +5,4 @@
 pub mod chart;
 pub mod diagram;
 pub mod geometry;
+pub mod roofline;

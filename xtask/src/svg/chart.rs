@@ -4,7 +4,7 @@
 //! `cargo xtask book --check` can compare it byte for byte.
 
 use crate::results::{HEADLINE, Results, number};
-use common::{Gemm, Precision, Shape};
+use common::Precision;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -12,9 +12,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 /// Canvas and fonts: 680 units wide. Plotters writes a font of size s as s / 1.24 units, so FONT
 /// is 19.4 units: on a 400-pixel phone screen, where a figure takes the screen's width
 /// (book/theme/custom.css, a scale of about 0.58), every text of a chart is 11 pixels or more.
-const WIDTH: u32 = 680;
-const FONT: u32 = 24;
-const TITLE: u32 = 28;
+pub(super) const WIDTH: u32 = 680;
+pub(super) const FONT: u32 = 24;
+pub(super) const TITLE: u32 = 28;
 /// One colour per step of the ladder (Tableau 10), by step number: the precisions of a step share
 /// its colour, and a precision has its own marker ([`marker`]) in every chart.
 const PALETTE: [RGBColor; 13] = [
@@ -33,7 +33,7 @@ const PALETTE: [RGBColor; 13] = [
     RGBColor(0xb8, 0x54, 0x0b),
 ];
 /// cuBLAS and the roofs.
-const REFERENCE: RGBColor = RGBColor(0x22, 0x22, 0x22);
+pub(super) const REFERENCE: RGBColor = RGBColor(0x22, 0x22, 0x22);
 /// The order of precisions in legends and panels.
 const ORDER: [Precision; 8] = [
     Precision::F32,
@@ -47,16 +47,16 @@ const ORDER: [Precision; 8] = [
 ];
 
 /// A registered step with results: its id, short label, precision and colour.
-struct Series {
-    id: String,
+pub(super) struct Series {
+    pub(super) id: String,
     label: String,
     step: String,
-    precision: Precision,
-    colour: RGBColor,
+    pub(super) precision: Precision,
+    pub(super) colour: RGBColor,
 }
 
 /// A precision as the book writes it: FP16, 3xTF32.
-fn name(p: Precision) -> String {
+pub(super) fn name(p: Precision) -> String {
     match p {
         Precision::Tf32x3 => "3xTF32".into(),
         Precision::F16C16 | Precision::Bf16C16 => format!("{} (16-bit C)", name(p.arithmetic())),
@@ -65,11 +65,11 @@ fn name(p: Precision) -> String {
 }
 
 /// The precision of the cuBLAS call a step is measured against: 3xTF32 is an SGEMM.
-fn reference(p: Precision) -> Precision {
+pub(super) fn reference(p: Precision) -> Precision {
     if p == Precision::Tf32x3 { Precision::F32 } else { p }
 }
 
-fn series(r: &Results) -> Vec<Series> {
+pub(super) fn series(r: &Results) -> Vec<Series> {
     steps::ALL
         .iter()
         .filter(|s| r.runs().any(|x| x.step == s.id().as_str()))
@@ -101,13 +101,13 @@ fn step_colours(all: &[Series]) -> Vec<(String, RGBColor)> {
 }
 
 /// The precisions of `all`, in [`ORDER`].
-fn precisions(all: &[Series]) -> Vec<Precision> {
+pub(super) fn precisions(all: &[Series]) -> Vec<Precision> {
     ORDER.into_iter().filter(|p| all.iter().any(|s| s.precision == *p)).collect()
 }
 
 /// cuBLAS in precision `p` at `shape`: the best of the runs measured beside the steps whose
 /// reference it is (every run of a step times cuBLAS again, in the same sweep).
-fn cublas(r: &Results, all: &[Series], p: Precision, shape: (u64, u64, u64)) -> Option<f64> {
+pub(super) fn cublas(r: &Results, all: &[Series], p: Precision, shape: (u64, u64, u64)) -> Option<f64> {
     all.iter()
         .filter(|s| reference(s.precision) == p)
         .filter_map(|s| r.run(&s.id, shape).map(|x| x.cublas_gflops))
@@ -115,10 +115,10 @@ fn cublas(r: &Results, all: &[Series], p: Precision, shape: (u64, u64, u64)) -> 
         .fold(None, |best: Option<f64>, g| Some(best.map_or(g, |b| b.max(g))))
 }
 
-type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+pub(super) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
 /// Renders `draw` onto a white canvas of `WIDTH` x `height` and returns the SVG text.
-fn render(height: u32, draw: impl FnOnce(&Area) -> Result<(), String>) -> String {
+pub(super) fn render(height: u32, draw: impl FnOnce(&Area) -> Result<(), String>) -> String {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (WIDTH, height)).into_drawing_area();
@@ -133,27 +133,36 @@ fn render(height: u32, draw: impl FnOnce(&Area) -> Result<(), String>) -> String
     out
 }
 
-fn err(e: impl std::fmt::Display) -> String {
+pub(super) fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
-fn font(size: u32) -> TextStyle<'static> {
+pub(super) fn font(size: u32) -> TextStyle<'static> {
     ("sans-serif", size).into_font().color(&REFERENCE)
 }
 
 /// The marker of precision `p` centred on pixel (x, y) of `area`: FP32 ●, 3xTF32 ✚, FP16 ■,
 /// BF16 ◆, TF32 ▲, FP64 ▼; a 16-bit C draws its precision's marker hollow.
-fn marker(area: &Area, (x, y): (i32, i32), p: Precision, colour: RGBColor) -> Result<(), String> {
-    let style = if p.output_unit_roundoff() > 0.0 { colour.stroke_width(2) } else { colour.filled() };
-    let poly =
-        |pts: &[(i32, i32)]| Polygon::new(pts.iter().map(|&(dx, dy)| (x + dx, y + dy)).collect::<Vec<_>>(), style);
+pub(super) fn marker(area: &Area, (x, y): (i32, i32), p: Precision, colour: RGBColor) -> Result<(), String> {
+    let hollow = p.output_unit_roundoff() > 0.0;
+    let style = if hollow { colour.stroke_width(2) } else { colour.filled() };
+    // A polygon is always filled: a hollow one is its closed outline.
+    let poly = |pts: &[(i32, i32)]| {
+        let mut corners: Vec<(i32, i32)> = pts.iter().map(|&(dx, dy)| (x + dx, y + dy)).collect();
+        if hollow {
+            corners.push(corners[0]);
+            area.draw(&PathElement::new(corners, style))
+        } else {
+            area.draw(&Polygon::new(corners, style))
+        }
+    };
     match p {
         Precision::F32 => area.draw(&Circle::new((x, y), 7, style)),
         Precision::F16 | Precision::F16C16 => area.draw(&Rectangle::new([(x - 6, y - 6), (x + 6, y + 6)], style)),
-        Precision::Bf16 | Precision::Bf16C16 => area.draw(&poly(&[(0, -9), (8, 0), (0, 9), (-8, 0)])),
-        Precision::Tf32 => area.draw(&poly(&[(0, -9), (8, 6), (-8, 6)])),
-        Precision::F64 => area.draw(&poly(&[(0, 9), (8, -6), (-8, -6)])),
-        Precision::Tf32x3 => area.draw(&poly(&[
+        Precision::Bf16 | Precision::Bf16C16 => poly(&[(0, -9), (8, 0), (0, 9), (-8, 0)]),
+        Precision::Tf32 => poly(&[(0, -9), (8, 6), (-8, 6)]),
+        Precision::F64 => poly(&[(0, 9), (8, -6), (-8, -6)]),
+        Precision::Tf32x3 => poly(&[
             (-3, -8),
             (3, -8),
             (3, -3),
@@ -166,19 +175,19 @@ fn marker(area: &Area, (x, y): (i32, i32), p: Precision, colour: RGBColor) -> Re
             (-8, 3),
             (-8, -3),
             (-3, -3),
-        ])),
+        ]),
     }
     .map_err(err)
 }
 
 /// A legend entry: its label, colour and mark.
-type Entry = (String, RGBColor, Mark);
+pub(super) type Entry = (String, RGBColor, Mark);
 /// A legend: groups of entries, each in its number of columns.
-type Key = Vec<(Vec<Entry>, usize)>;
+pub(super) type Key = Vec<(Vec<Entry>, usize)>;
 
 /// How a legend entry is marked.
 #[derive(Clone, Copy, PartialEq)]
-enum Mark {
+pub(super) enum Mark {
     Line,
     Dashed,
     Shape(Precision),
@@ -206,7 +215,7 @@ fn legend(area: &Area, y: i32, entries: &[Entry], columns: usize) -> Result<i32,
 
 /// The legend rows for the steps' colours (5 columns), then the precisions' markers in grey (3
 /// columns), then `more` (black: cuBLAS and the roofs); and their height.
-fn key(all: &[Series], more: Vec<Entry>) -> (Key, u32) {
+pub(super) fn key(all: &[Series], more: Vec<Entry>) -> (Key, u32) {
     let steps: Vec<_> = step_colours(all).into_iter().map(|(n, c)| (format!("step {n}"), c, Mark::Line)).collect();
     let grey = RGBColor(0x80, 0x80, 0x80);
     let shapes: Vec<_> = precisions(all).into_iter().map(|p| (name(p), grey, Mark::Shape(p))).collect();
@@ -215,7 +224,7 @@ fn key(all: &[Series], more: Vec<Entry>) -> (Key, u32) {
     (groups, 30 * rows as u32 + 20)
 }
 
-fn draw_key(area: &Area, groups: &Key) -> Result<(), String> {
+pub(super) fn draw_key(area: &Area, groups: &Key) -> Result<(), String> {
     let mut y = 16;
     for (entries, columns) in groups {
         y = legend(area, y, entries, *columns)?;
@@ -370,130 +379,6 @@ pub fn scaling(r: &Results) -> String {
     })
 }
 
-/// The roofline: the measured copy bandwidth and the FP32 SIMT peak from the results file, the
-/// best cuBLAS in each tensor-core precision as that precision's measured ceiling (3xTF32: a
-/// third of TF32's, for its three products), and every step at 4096³ and at 16 x 11008 x 4096,
-/// at the intensity of its element size: colour for the step, marker for the precision.
-pub fn roofline(r: &Results) -> String {
-    let peak = r.sweep.gpu.peak_fp32_gflops;
-    let copy = r.sweep.gpu.measured_copy_gbs;
-    let all = series(r);
-    let skinny = (16, 11008, 4096);
-    let intensity = |(m, n, k): (u64, u64, u64), p: Precision| {
-        Gemm::new(Shape::new(m as usize, n as usize, k as usize), 1.0, 0.0).arithmetic_intensity(p.input().bytes())
-    };
-    let mut ceilings: Vec<(String, f64)> = vec![("FP32 SIMT peak".into(), peak)];
-    for p in precisions(&all) {
-        match p {
-            Precision::F32 => {}
-            Precision::Tf32x3 => {
-                if let Some(c) = cublas(r, &all, Precision::Tf32, HEADLINE) {
-                    ceilings.push(("3xTF32: cuBLAS TF32 / 3".into(), c / 3.0));
-                }
-            }
-            p => {
-                if let Some(c) = cublas(r, &all, p, HEADLINE) {
-                    ceilings.push((format!("cuBLAS {}", name(p)), c));
-                }
-            }
-        }
-    }
-    ceilings.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let top = ceilings.iter().map(|c| c.1).fold(peak, f64::max);
-    let (groups, legend_h) = key(
-        &all,
-        vec![
-            ("cuBLAS SGEMM".into(), REFERENCE, Mark::Shape(Precision::F32)),
-            (format!("copy {copy:.0} GB/s"), REFERENCE, Mark::Line),
-        ],
-    );
-    render(540 + legend_h, |root| {
-        let (plot, below) = root.split_vertically(540);
-        let mut chart = ChartBuilder::on(&plot)
-            .caption("Roofline: every step at two shapes", font(TITLE))
-            .margin(14)
-            .x_label_area_size(56)
-            .y_label_area_size(80)
-            .build_cartesian_2d((1f64..10_000.0).log_scale(), (100f64..top * 3.0).log_scale())
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_label_formatter(&|v| short(*v))
-            .y_label_formatter(&|v| short(*v))
-            .light_line_style(RGBColor(0xf0, 0xf0, 0xf0))
-            .x_desc("FLOP per minimal byte")
-            .y_desc("GFLOP/s")
-            .label_style(font(FONT))
-            .axis_desc_style(font(FONT))
-            .draw()
-            .map_err(err)?;
-        // The memory roof up to the highest ceiling; each ceiling from where it meets it.
-        let roof = [(1.0, copy), (top / copy, top)];
-        chart.draw_series(LineSeries::new(roof, REFERENCE.stroke_width(2))).map_err(err)?;
-        // Labels at the left, each just above its line, or below it when the label above
-        // would touch the one before (ceilings from the highest down).
-        let (label_h, label_x) = (FONT as i32 * 4 / 5, chart.backend_coord(&(1.3, top)).0);
-        let mut taken = i32::MIN;
-        for (label, c) in &ceilings {
-            // Left of the roof the ceiling cannot be reached: a faint line there leads from the
-            // label to where the ceiling begins.
-            chart
-                .draw_series(DashedLineSeries::new(
-                    [(1.0, *c), (c / copy, *c)],
-                    3,
-                    5,
-                    RGBColor(0x99, 0x99, 0x99).stroke_width(1),
-                ))
-                .map_err(err)?;
-            chart
-                .draw_series(DashedLineSeries::new([(c / copy, *c), (10_000.0, *c)], 10, 6, REFERENCE.stroke_width(2)))
-                .map_err(err)?;
-            let line_y = chart.backend_coord(&(1.0, *c)).1;
-            let above = line_y - label_h - 3;
-            let y = if above >= taken + 2 { above } else { (line_y + 4).max(taken + 2) };
-            plot.draw(&Text::new(label.clone(), (label_x, y), font(FONT))).map_err(err)?;
-            taken = y + label_h;
-        }
-        // The points, nudged sideways where they would cover one drawn before.
-        let mut placed: Vec<(i32, i32)> = Vec::new();
-        let mut place = |(x, y): (i32, i32)| {
-            let d = 15;
-            let free = |x: i32| placed.iter().all(|&(px, py)| (px - x).pow(2) + (py - y).pow(2) >= d * d);
-            let x = [0, d, -d, 2 * d, -2 * d, 3 * d].into_iter().map(|o| x + o).find(|&x| free(x)).unwrap_or(x);
-            placed.push((x, y));
-            (x, y)
-        };
-        let mut points: Vec<((f64, f64), Precision, RGBColor)> = Vec::new();
-        for s in &all {
-            for shape in [HEADLINE, skinny] {
-                if let Some(x) = r.run(&s.id, shape) {
-                    points.push(((intensity(shape, s.precision), x.gflops), s.precision, s.colour));
-                }
-            }
-        }
-        for shape in [HEADLINE, skinny] {
-            if let Some(g) = cublas(r, &all, Precision::F32, shape) {
-                points.push(((intensity(shape, Precision::F32), g), Precision::F32, REFERENCE));
-            }
-        }
-        for (p, precision, colour) in points {
-            marker(&plot, place(chart.backend_coord(&p)), precision, colour)?;
-        }
-        // Which cluster is which shape: a label under the lowest point of each.
-        for (shape, text) in [(HEADLINE, format!("{}³", HEADLINE.0)), (skinny, "16 x 11008 x 4096".to_string())] {
-            let lowest = all
-                .iter()
-                .filter_map(|s| r.run(&s.id, shape).map(|x| (intensity(shape, s.precision), x.gflops)))
-                .fold(None, |low: Option<(f64, f64)>, p| Some(low.map_or(p, |l| if p.1 < l.1 { p } else { l })));
-            let Some((_, y)) = lowest else { continue };
-            let x = chart.backend_coord(&(intensity(shape, Precision::F32), y));
-            plot.draw(&Text::new(text, (x.0, x.1 + 14), font(FONT).pos(Pos::new(HPos::Center, VPos::Top))))
-                .map_err(err)?;
-        }
-        draw_key(&below, &groups)
-    })
-}
-
 /// Formats a tick value compactly: 1k, 10k, 0.1, 1M.
 pub fn short(v: f64) -> String {
     let trim = |v: f64| {
@@ -522,7 +407,7 @@ mod tests {
         let label = |s: &str| format!(">\n{s}\n<");
         let all = crate::results::load_all(&crate::bundle::root()).unwrap();
         for r in &all {
-            let (bars, scaling, roof) = (gflops(r), scaling(r), roofline(r));
+            let (bars, scaling, roof) = (gflops(r), scaling(r), crate::svg::roofline::roofline(r));
             let recorded = series(r);
             assert!(!recorded.is_empty());
             for s in &recorded {
@@ -536,7 +421,13 @@ mod tests {
                 assert!(roof.contains(&label(&name(s.precision))), "{}: no marker for {}", r.slug, s.precision);
             }
             for p in precisions(&recorded).into_iter().filter(|p| reference(*p) == *p && *p != Precision::F32) {
-                assert_eq!(roof.matches(&label(&format!("cuBLAS {}", name(p)))).count(), 1, "{}: ceiling {p}", r.slug);
+                let labels = crate::svg::roofline::ceiling_labels(
+                    &crate::svg::roofline::ceilings(r, &recorded),
+                    |c| (-100.0 * c.log10()) as i32,
+                    20,
+                );
+                let named = labels.iter().filter(|(l, _)| l.split(", ").any(|n| n == name(p.arithmetic()))).count();
+                assert_eq!(named, 1, "{}: ceiling {p} in {labels:?}", r.slug);
                 assert!(
                     scaling.contains(&label(&format!("{} vs cuBLAS {}", name(p), name(p)))),
                     "{}: panel {p}",

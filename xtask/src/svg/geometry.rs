@@ -55,12 +55,24 @@ impl Geometry {
             .collect()
     }
 
-    /// A sum of products of integers and defines (all a shared array's size needs).
-    fn eval(&self, expr: &str) -> Option<usize> {
+    /// The value of `constexpr int NAME = ...;` in the kernel source (or else in its step headers or a shared
+    /// header), evaluated with the launch's defines: `BOX_BYTES = 64 * ROW` gives 8192.
+    pub fn constant(&self, name: &str) -> Option<usize> {
+        let decl = format!("constexpr int {name} = ");
+        let kernel = &self.step.kernel;
+        let headers = kernel.headers.iter().chain(common::compile::HEADERS).map(|h| h.text);
+        let sources = std::iter::once(kernel.code.as_ref()).chain(headers);
+        let line = sources.flat_map(str::lines).find_map(|l| l.split_once(&decl).map(|(_, rest)| rest))?;
+        self.eval(line.split(';').next()?)
+    }
+
+    /// A sum of products of integers, defines and the kernel's constants (all a shared array's
+    /// size and a tile's bytes need).
+    pub fn eval(&self, expr: &str) -> Option<usize> {
         let term = |t: &str| -> Option<usize> {
             t.split('*').try_fold(1, |acc, f| {
                 let f = f.trim();
-                f.parse().ok().or_else(|| self.define(f)).map(|v: usize| acc * v)
+                f.parse().ok().or_else(|| self.define(f)).or_else(|| self.constant(f)).map(|v: usize| acc * v)
             })
         };
         expr.split('+').try_fold(0, |acc, t| term(t).map(|v| acc + v))
@@ -79,5 +91,10 @@ mod tests {
         assert_eq!(g("6").shared("As").unwrap(), vec![2, 16, 132]);
         assert!(g("1").shared("Bs").is_err());
         assert_eq!(g("5").defines(["BM", "TN"]).unwrap(), [128, 8]);
+        // Constants that build on others and on the defines.
+        assert_eq!(g("11").constant("BOX_BYTES"), Some(64 * 128));
+        assert_eq!(g("11").constant("STAGE_BYTES"), Some((128 + 256) * 128));
+        assert_eq!(g("11").constant("NOPE"), None);
+        assert_eq!(g("11").constant("MAX_PARTIALS"), Some(288), "from hopper.cuh");
     }
 }

@@ -1,57 +1,101 @@
 //! The book's diagrams, drawn with the `svg` crate from each step's real geometry
-//! ([`Geometry`]: its launch at 4096³ and the shared arrays its kernel declares). Where a
-//! diagram needs a kernel's index math (which lane touches which address), that math is
-//! mirrored here once, next to the diagram, with the kernel lines it copies.
+//! ([`Geometry`]: its launch at 4096³, the defines and constants its kernel is built with, and
+//! the shared arrays it declares). Where a diagram needs a kernel's index math (which lane
+//! touches which address, which cluster takes which job), that math is mirrored here once, next
+//! to the diagram, naming the kernel code it copies, and tested against what the book says of it.
 //!
-//! Every registered step gets the diagrams that fit it; a step added later gets the generic
-//! ones from its defines alone: the K loop in time (a pipeline of barriers per tile), or the
-//! producer and consumers of a pipeline on mbarriers, and warp and fragment tiles.
+//! [`DIAGRAMS`] is the one list of them: each is drawn because a chapter shows it.
 
 mod banks;
+mod descriptor;
 mod draw;
+mod fragments;
+mod multicast;
+mod phases;
 mod pipeline;
+mod schedule;
+mod split;
+mod staging;
 mod swizzle;
 mod thread_tiles;
 mod timeline;
+mod walk;
 mod warp_access;
 mod warp_tiles;
 
+use crate::results::Results;
 use crate::svg::geometry::Geometry;
-use banks::*;
-use pipeline::*;
 use std::collections::BTreeMap;
 use svg::Document;
 use swizzle::*;
-use thread_tiles::*;
-use timeline::*;
-use warp_access::*;
-use warp_tiles::*;
 
-/// The diagrams drawn for one step's idea alone, beyond those every step with the geometry
-/// gets (the K loop in time, warp and fragment tiles, the mbarrier pipeline).
-#[derive(Clone, Copy)]
+/// What a diagram draws.
+#[derive(Clone, Copy, Debug)]
 enum Drawn {
     /// The addresses one warp touches in A, B and C (coalescing).
     WarpAccess,
     /// The B tile over the 32 shared-memory banks (the conflict and its padding).
     Banks,
+    /// The tiles of A and B a block walks along K, into shared memory.
+    TileWalk,
     /// A thread's register tiles and its float4 loads.
     ThreadTiles,
-    /// The XOR-swizzled shared layout `ldmatrix` reads.
+    /// The K loop in time: barriers, or cp.async stages.
+    Timeline,
+    /// The block tile in warp tiles, and those in fragments.
+    WarpTiles,
+    /// Which lane holds which element of an `mma.sync` tile.
+    Fragments,
+    /// Which lane gives which row address to `ldmatrix`, over the swizzled tile.
+    Ldmatrix,
+    /// The XOR-swizzled shared layout each fragment load reads.
     Swizzle,
     /// The 128-byte swizzle in which the TMA writes a tile and `wgmma` reads it.
     TmaSwizzle,
+    /// The ring's mbarriers in time: phases and parities.
+    Phases,
+    /// A `wgmma` operand's shared-memory descriptor.
+    Descriptor,
+    /// The producer, the consumers and the ring of a warp-specialized block.
+    Pipeline,
+    /// The blocks of a cluster and the B boxes each multicasts.
+    Multicast,
+    /// The persistent grid's jobs, wave by wave.
+    Schedule,
+    /// The epilogue through staging buffers and TMA stores.
+    Staging,
+    /// 3xTF32's split of a value into two TF32 numbers.
+    Split,
 }
 
-/// The one table of which step gets which of them.
-const STEP_DIAGRAMS: &[(&str, Drawn)] = &[
-    ("step01-naive", Drawn::WarpAccess),
-    ("step02-coalesce", Drawn::WarpAccess),
-    ("step03-smem", Drawn::Banks),
-    ("step04-bankfree", Drawn::Banks),
-    ("step05-threadtile-float4", Drawn::ThreadTiles),
-    ("step08-mma-ldmatrix", Drawn::Swizzle),
-    ("step09-wgmma-tma", Drawn::TmaSwizzle),
+/// Every diagram: the registry entry it is drawn for (a registry id, or a step's name for its
+/// first precision), what it draws, and the file's name, `<entry>-<suffix>.svg`.
+const DIAGRAMS: &[(&str, Drawn, &str)] = &[
+    ("step01-naive", Drawn::WarpAccess, "warp"),
+    ("step02-coalesce", Drawn::WarpAccess, "warp"),
+    ("step03-smem", Drawn::Banks, "banks"),
+    ("step03-smem", Drawn::TileWalk, "walk"),
+    ("step04-bankfree", Drawn::Banks, "banks"),
+    ("step05-threadtile-float4", Drawn::ThreadTiles, "tiles"),
+    ("step05-threadtile-float4", Drawn::Timeline, "timeline"),
+    ("step06-double-buffer", Drawn::Timeline, "timeline"),
+    ("step07-wmma-fp16", Drawn::WarpTiles, "tiles"),
+    ("step07-wmma-fp64", Drawn::WarpTiles, "tiles"),
+    ("step07-wmma-fp16", Drawn::Timeline, "timeline"),
+    ("step08-mma-ldmatrix-fp16", Drawn::WarpTiles, "tiles"),
+    ("step08-mma-ldmatrix-fp16", Drawn::Timeline, "timeline"),
+    ("step08-mma-ldmatrix", Drawn::Fragments, "fragments"),
+    ("step08-mma-ldmatrix", Drawn::Ldmatrix, "ldmatrix"),
+    ("step08-mma-ldmatrix", Drawn::Swizzle, "swizzle"),
+    ("step09-wgmma-tma", Drawn::TmaSwizzle, "swizzle"),
+    ("step09-wgmma-tma", Drawn::Phases, "phases"),
+    ("step09-wgmma-tma", Drawn::Descriptor, "descriptor"),
+    ("step10-warp-specialized", Drawn::Pipeline, "pipeline"),
+    ("step11-cluster-persistent", Drawn::Pipeline, "pipeline"),
+    ("step11-cluster-persistent", Drawn::Multicast, "multicast"),
+    ("step11-cluster-persistent", Drawn::Schedule, "schedule"),
+    ("step12-epilogue", Drawn::Staging, "staging"),
+    ("step13-3xtf32", Drawn::Split, "split"),
 ];
 
 /// The 128-byte XOR swizzle of 16-byte chunks, as the PTX ISA defines it: the layout step 8
@@ -73,48 +117,62 @@ fn swizzle_128b() -> Document {
     )
 }
 
-/// Every diagram of every registered step, path relative to `book/src/generated/`. Diagrams of a
-/// step's geometry are drawn per registry entry (`<id>-...`); those that the precision does not
-/// change, once per step from its first entry (`<name>-...`).
-pub fn generate() -> Result<BTreeMap<String, String>, String> {
+/// One diagram for the registry entry `step`; `book`: the results of the book's GPU, for what
+/// depends on the GPU (the clusters it holds).
+fn draw(step: &'static common::Step, what: Drawn, book: &Results) -> Result<Document, String> {
+    let g = Geometry::of(step);
+    let none = || format!("{}: no {what:?} diagram fits it", step.id());
+    Ok(match what {
+        Drawn::WarpAccess => warp_access::warp_access(&g)?,
+        Drawn::Banks => banks::banks(&g)?,
+        Drawn::TileWalk => walk::tile_walk(&g)?,
+        Drawn::ThreadTiles => thread_tiles::thread_tiles(&g)?,
+        Drawn::Timeline => timeline::timeline(&g)?.ok_or_else(none)?,
+        Drawn::WarpTiles => warp_tiles::warp_tiles(&g)?.ok_or_else(none)?,
+        Drawn::Fragments => fragments::mma_fragments(step)?,
+        Drawn::Ldmatrix => fragments::ldmatrix_addresses(step)?,
+        Drawn::Swizzle => step08_swizzle(step),
+        Drawn::TmaSwizzle => swizzle_128b(),
+        Drawn::Phases => phases::barrier_phases(&g)?,
+        Drawn::Descriptor => descriptor::descriptors(&g)?,
+        Drawn::Pipeline => pipeline::pipeline(&g)?.ok_or_else(none)?,
+        Drawn::Multicast => multicast::multicast(&g)?,
+        Drawn::Schedule => schedule::schedule(&g, book)?,
+        Drawn::Staging => staging::staging(&g)?,
+        Drawn::Split => {
+            let x3 = steps::variants(step.name).into_iter().find(|s| s.precision == common::Precision::Tf32x3);
+            split::split_diagram(x3.ok_or_else(none)?)?
+        }
+    })
+}
+
+/// Every diagram of [`DIAGRAMS`], path relative to `book/src/generated/`, and the one that is
+/// drawn from the PTX ISA's definition alone (the swizzle of step 7's "What comes next").
+pub fn generate(book: &Results) -> Result<BTreeMap<String, String>, String> {
     let mut out = BTreeMap::new();
     let mut put = |name: String, doc: Document| out.insert(format!("diagrams/{name}.svg"), format!("{doc}\n"));
-    for (i, step) in steps::ALL.iter().enumerate() {
-        let g = Geometry::of(step);
-        let id = step.id();
-        let first = i == 0 || steps::ALL[i - 1].name != step.name;
-        for &(name, diagram) in STEP_DIAGRAMS.iter().filter(|(name, _)| *name == step.name) {
-            match diagram {
-                Drawn::WarpAccess => put(format!("{id}-warp"), warp_access(&g)?),
-                Drawn::Banks => put(format!("{id}-banks"), banks(&g)?),
-                Drawn::ThreadTiles => put(format!("{id}-tiles"), thread_tiles(&g)?),
-                Drawn::Swizzle | Drawn::TmaSwizzle if !first => None,
-                Drawn::Swizzle => put(format!("{name}-swizzle"), step08_swizzle(step)),
-                Drawn::TmaSwizzle => put(format!("{name}-swizzle"), swizzle_128b()),
-            };
-        }
-        if let Some(d) = timeline(&g)? {
-            put(format!("{id}-timeline"), d);
-        }
-        if let Some(d) = warp_tiles(&g)? {
-            put(format!("{id}-tiles"), d);
-        }
-        if let (true, Some(d)) = (first, pipeline(&g)?) {
-            put(format!("{}-pipeline", step.name), d);
-        }
+    for &(entry, what, suffix) in DIAGRAMS {
+        let step = steps::by_id(entry)
+            .or_else(|| steps::ALL.iter().find(|s| s.name == entry))
+            .ok_or_else(|| format!("{entry} is not in the registry"))?;
+        put(format!("{entry}-{suffix}"), draw(step, what, book)?);
     }
-    // The building blocks of step 8 on, drawn from their definitions (PTX ISA), not from a step.
-    put("mma-m16n8-accumulator".into(), accumulator_lanes());
     put("swizzle-128b".into(), swizzle_128b());
     Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
+    /// The book GPU's results, which the schedule is drawn for.
+    pub(super) fn book() -> crate::results::Results {
+        let all = crate::results::load_all(&crate::bundle::root()).unwrap();
+        all.into_iter().find(|r| r.slug == crate::book::BOOK_GPU).unwrap()
+    }
+
     #[test]
     fn every_step_has_a_stable_diagram() {
-        let all = super::generate().unwrap();
-        assert_eq!(all, super::generate().unwrap(), "byte-stable output");
+        let all = super::generate(&book()).unwrap();
+        assert_eq!(all, super::generate(&book()).unwrap(), "byte-stable output");
         for step in steps::ALL {
             assert!(all.keys().any(|k| k.contains(step.name)), "no diagram for {}", step.name);
         }
@@ -122,11 +180,12 @@ mod tests {
         assert!(all["diagrams/step04-bankfree-banks.svg"].contains("32 lanes in 32 banks: one pass"));
         assert!(all["diagrams/step01-naive-warp.svg"].contains("A: 32 sectors"));
         assert!(all["diagrams/step02-coalesce-warp.svg"].contains("B: 4 sectors"));
+        assert!(all["diagrams/step03-smem-walk.svg"].contains("128 K-tiles of 32 at K = 4096"));
     }
 
     #[test]
     fn step08_swizzle_spreads_every_access() {
-        let all = super::generate().unwrap();
+        let all = super::generate(&book()).unwrap();
         let d = &all["diagrams/step08-mma-ldmatrix-swizzle.svg"];
         // ldmatrix: 8 rows in one position unswizzled, 8 positions swizzled; the 32- and 64-bit
         // loads: 4 rows in two positions, then 8 positions.
@@ -143,8 +202,8 @@ mod tests {
     }
 
     #[test]
-    fn the_hopper_rungs_get_their_pipelines_and_no_barrier_timeline() {
-        let all = super::generate().unwrap();
+    fn the_hopper_rungs_get_their_pictures() {
+        let all = super::generate(&book()).unwrap();
         let d = &all["diagrams/step11-cluster-persistent-pipeline.svg"];
         for s in [
             "BM = 128: 1 producer + 2 consumer warpgroups",
@@ -154,17 +213,27 @@ mod tests {
             "full 3",
             "4 arrivals",
         ] {
-            assert!(d.contains(s), "step 9 pipeline: no {s:?}");
+            assert!(d.contains(s), "step 11 pipeline: no {s:?}");
         }
         assert!(!d.contains("empty 4"));
-        assert!(all["diagrams/step10-warp-specialized-pipeline.svg"].contains("CLUSTER = 1"));
-        for step in ["step09", "step10", "step11", "step12", "step13"] {
-            let timeline = |k: &&String| k.starts_with(&format!("diagrams/{step}")) && k.ends_with("-timeline.svg");
-            assert!(!all.keys().any(|k| timeline(&k)), "{step} has a barrier timeline");
+        // Step 10 has no cluster, and says so.
+        let d = &all["diagrams/step10-warp-specialized-pipeline.svg"];
+        assert!(
+            d.contains("no cluster") && d.contains("2 arrivals") && !d.contains("multicast") && !d.contains("CLUSTER")
+        );
+        for (file, says) in [
+            ("step09-wgmma-tma-phases", "STAGES = 2 buffers of 40 KiB"),
+            ("step09-wgmma-tma-descriptor", "SBO = 1024 B"),
+            ("step09-wgmma-tma-descriptor", "LBO = 8192 B"),
+            ("step11-cluster-persistent-multicast", "4 boxes"),
+            ("step11-cluster-persistent-schedule", "66 clusters"),
+            ("step11-cluster-persistent-schedule", "56 halves"),
+            ("step11-cluster-persistent-schedule", "shared out along K"),
+            ("step12-epilogue-staging", "8 chunks of 64 rows x 32"),
+            ("step13-3xtf32-split", "big = x &amp; 0xffffe000"),
+        ] {
+            let d = &all[&format!("diagrams/{file}.svg")];
+            assert!(d.contains(says), "{file}: no {says:?}");
         }
-        // Step 9 has no producer; steps 10-13 one each.
-        assert_eq!(all.keys().filter(|k| k.contains("pipeline")).count(), 4);
-        // The cp.async steps keep theirs.
-        assert!(all.contains_key("diagrams/step08-mma-ldmatrix-fp16-timeline.svg"));
     }
 }

@@ -71,12 +71,49 @@ pub(super) fn labelled_box(x: f64, y: f64, w: f64, h: f64, fill: &str, bold: &st
     gr
 }
 
+/// The columns and rows of [`pipeline`]'s drawing.
+struct Layout {
+    full: (f64, f64),
+    buf: (f64, f64),
+    empty: (f64, f64),
+    right: f64,
+    peer: (f64, f64),
+    prod: (f64, f64),
+    ring_y: f64,
+    row_h: f64,
+    ring_bottom: f64,
+    cons: (f64, f64),
+}
+
+impl Layout {
+    fn new(stages: usize) -> Layout {
+        // Columns: the full barriers, the buffers, the empty barriers; the cluster's other blocks.
+        let full = (16.0, 76.0);
+        let buf = (full.0 + full.1 + 26.0, 154.0);
+        let empty = (buf.0 + buf.1 + 26.0, 86.0);
+        let right = empty.0 + empty.1;
+        let peer = (right + 28.0, WIDTH - 16.0 - right - 28.0);
+        // Rows: producer, ring, consumers, then the numbered notes.
+        let prod = (126.0, 60.0);
+        let (ring_y, row_h) = (prod.0 + prod.1 + 60.0, 40.0);
+        let ring_bottom = ring_y + row_h * stages as f64 - 6.0;
+        Layout { full, buf, empty, right, peer, prod, ring_y, row_h, ring_bottom, cons: (ring_bottom + 60.0, 96.0) }
+    }
+
+    fn mid(c: (f64, f64)) -> f64 {
+        c.0 + c.1 / 2.0
+    }
+}
+
+const WIDTH: f64 = 536.0;
+
 /// A step whose K loop runs on mbarriers with a producer (steps 10-13): its warpgroups, one
 /// producer and BM / 64 consumers (`CONSUMERS` in the kernel), the ring of STAGES buffers with
 /// their `full` and `empty` barriers, and the five moves of a K-tile through it: the producer's
 /// TMA copy completing `full`, the consumers' wait on `full`, their wgmma, their arrival on
-/// `empty` in every block of the cluster (`release`), and the producer's wait on `empty` before
-/// it reuses the buffer. Step 9, one warpgroup that copies and multiplies, gets none.
+/// `empty` (in every block of the cluster, where there is one: `release`), and the producer's
+/// wait on `empty` before it reuses the buffer. Step 9, one warpgroup that copies and
+/// multiplies, gets none.
 pub(super) fn pipeline(g: &Geometry) -> Result<Option<Document>, String> {
     if !uses_mbarriers(g) || g.launch.threads_per_block() <= 128 {
         return Ok(None);
@@ -91,96 +128,127 @@ pub(super) fn pipeline(g: &Geometry) -> Result<Option<Document>, String> {
     // The kernel's A_BYTES = BM rows of 128 B; B_BYTES = BN x BK elements, two planes for 3xTF32.
     let planes = if g.step.precision == Precision::Tf32x3 { 2 } else { 1 };
     let stage_bytes = bm * 128 + bn * bk * g.step.precision.input().bytes() * planes;
-    let (producer_c, consumer_c, full_c, empty_c) = (WARP[1], WARP[0], WARP[4], WARP[2]);
-
-    // Columns: the full barriers, the buffers, the empty barriers; the cluster's other blocks.
-    let (full_x, full_w) = (16.0, 76.0);
-    let (buf_x, buf_w) = (full_x + full_w + 26.0, 154.0);
-    let (empty_x, empty_w) = (buf_x + buf_w + 26.0, 86.0);
-    let right = empty_x + empty_w;
-    let (peer_x, peer_w) = (right + 28.0, 536.0 - 16.0 - right - 28.0);
-    // Rows: producer, ring, consumers, then the numbered notes.
-    let (prod_y, prod_h) = (126.0, 60.0);
-    let (ring_y, row_h) = (prod_y + prod_h + 60.0, 40.0);
-    let ring_bottom = ring_y + row_h * stages as f64 - 6.0;
-    let (cons_y, cons_h) = (ring_bottom + 60.0, 96.0);
-    let notes_y = cons_y + cons_h + 40.0;
-    let copy_peers = if cluster > 2 { format!("blocks 1-{}", cluster - 1) } else { "block 1".into() };
-    let notes: Vec<(usize, Vec<String>)> = vec![
-        (
-            1,
-            vec![
-                format!("TMA: tile t's A ({bm} x {bk}) and B ({bk} x {bn}) into"),
-                format!("buffer t % {stages}, each block copying {} of B's", bn / cluster),
-                "columns for the whole cluster (multicast);".into(),
-                format!("the {} KiB complete on full", stage_bytes / 1024),
-            ],
-        ),
-        (2, vec!["the consumers wait until full".into()]),
-        (3, vec![format!("each multiplies its 64 x {bn} of C (wgmma)")]),
-        (
-            4,
-            vec![
-                "when those wgmma are done, each consumer arrives on".into(),
-                format!(
-                    "empty in {}: empty completes at {} arrivals",
-                    if cluster == 2 { "both blocks".to_string() } else { format!("all {cluster} blocks") },
-                    consumers * cluster
-                ),
-            ],
-        ),
-        (5, vec![format!("the producer waits on empty, then copies tile t + {stages}")]),
-    ];
+    let l = Layout::new(stages);
+    let notes = pipeline_notes([bm, bn, bk, stages, cluster, consumers], stage_bytes);
     let note_lines: usize = notes.iter().map(|n| n.1.len()).sum();
-    let (w, h) = (536.0, notes_y + 22.0 * note_lines as f64 + 16.0);
-
+    let notes_y = l.cons.0 + l.cons.1 + 40.0;
+    let h = notes_y + 22.0 * note_lines as f64 + 16.0;
+    let sharing = if cluster > 1 {
+        format!("CLUSTER = {cluster} blocks share each B tile")
+    } else {
+        "no cluster: the block loads its own B tile".to_string()
+    };
     let mut doc = heading(
-        document(w as u32, h as u32),
+        document(WIDTH as u32, h as u32),
         &[
             &format!("{}: one block ({})", g.step.name, g.step.precision),
             &format!("BM = {bm}: 1 producer + {consumers} consumer warpgroups"),
             &format!("a ring of STAGES = {stages} buffers, 2 mbarriers each"),
-            &format!("CLUSTER = {cluster} blocks share each B tile"),
+            &sharing,
         ],
     );
-    // The producer.
     doc = doc.add(labelled_box(
-        full_x,
-        prod_y,
-        right - full_x,
-        prod_h,
+        l.full.0,
+        l.prod.0,
+        l.right - l.full.0,
+        l.prod.1,
         "#fbe3cc",
         "warpgroup 0: producer",
         &["one thread issues every TMA copy".into()],
     ));
-    // The ring: per buffer its full barrier, the buffer, its empty barrier.
+    doc = ring(doc, &l, stages);
+    doc = consumer_boxes(doc, &l, consumers);
+    if cluster > 1 {
+        doc = peers(doc, &l, cluster);
+    }
+    Ok(Some(numbered_notes(doc, notes_y, notes)))
+}
+
+/// The numbered notes under [`pipeline`]'s drawing, for its tiles `[bm, bn, bk, stages,
+/// cluster, consumers]`.
+fn pipeline_notes(
+    [bm, bn, bk, stages, cluster, consumers]: [usize; 6],
+    stage_bytes: usize,
+) -> Vec<(usize, Vec<String>)> {
+    let copy = if cluster > 1 {
+        vec![
+            format!("TMA: tile t's A ({bm} x {bk}) and B ({bk} x {bn}) into"),
+            format!("buffer t % {stages}, each block copying {} of B's", bn / cluster),
+            "columns for the whole cluster (multicast);".into(),
+            format!("the {} KiB complete on full", stage_bytes / 1024),
+        ]
+    } else {
+        vec![
+            format!("TMA: tile t's A ({bm} x {bk}) and B ({bk} x {bn}) into"),
+            format!("buffer t % {stages}; the {} KiB complete on full", stage_bytes / 1024),
+        ]
+    };
+    let arrive = if cluster > 1 {
+        let blocks = if cluster == 2 { "both blocks".to_string() } else { format!("all {cluster} blocks") };
+        vec![
+            "when those wgmma are done, each consumer arrives on".into(),
+            format!("empty in {blocks}: empty completes at {} arrivals", consumers * cluster),
+        ]
+    } else {
+        vec![
+            "when those wgmma are done, each consumer arrives on".into(),
+            format!("empty: empty completes at {consumers} arrivals"),
+        ]
+    };
+    vec![
+        (1, copy),
+        (2, vec!["the consumers wait until full".into()]),
+        (3, vec![format!("each multiplies its 64 x {bn} of C (wgmma)")]),
+        (4, arrive),
+        (5, vec![format!("the producer waits on empty, then copies tile t + {stages}")]),
+    ]
+}
+
+/// The ring: per buffer its full barrier, the buffer, its empty barrier; the producer's copy (1)
+/// into it and its wait on empty (5).
+fn ring(mut doc: Document, l: &Layout, stages: usize) -> Document {
+    let (producer_c, full_c, empty_c) = (WARP[1], WARP[4], WARP[2]);
+    let row_h = l.row_h;
     let pill = |x: f64, y: f64, w: f64, fill: &str, label: String| {
         Group::new()
             .add(rect(x, y, w, row_h - 6.0, fill).set("rx", (row_h - 6.0) / 2.0))
             .add(text(x + w / 2.0, y + row_h * 0.55, label).set("font-size", SMALL).set("text-anchor", "middle"))
     };
     for s in 0..stages {
-        let y = ring_y + row_h * s as f64;
+        let y = l.ring_y + row_h * s as f64;
         let tile = if s == 0 { "tile t".to_string() } else { format!("tile t+{s}") };
         doc = doc
-            .add(pill(full_x, y, full_w, "#cfe8c9", format!("full {s}")))
-            .add(rect(buf_x, y, buf_w, row_h - 6.0, FAINT).set("stroke", INK).set("stroke-width", 1))
+            .add(pill(l.full.0, y, l.full.1, "#cfe8c9", format!("full {s}")))
+            .add(rect(l.buf.0, y, l.buf.1, row_h - 6.0, FAINT).set("stroke", INK).set("stroke-width", 1))
             .add(
-                text(buf_x + buf_w / 2.0, y + row_h * 0.55, format!("buffer {s}: {tile}"))
+                text(Layout::mid(l.buf), y + row_h * 0.55, format!("buffer {s}: {tile}"))
                     .set("font-size", SMALL)
                     .set("text-anchor", "middle"),
             )
-            .add(pill(empty_x, y, empty_w, "#f6d0d0", format!("empty {s}")))
+            .add(pill(l.empty.0, y, l.empty.1, "#f6d0d0", format!("empty {s}")))
             .add(arrow(
-                &[(buf_x - 2.0, y + (row_h - 6.0) / 2.0), (full_x + full_w + 1.0, y + (row_h - 6.0) / 2.0)],
+                &[(l.buf.0 - 2.0, y + (row_h - 6.0) / 2.0), (l.full.0 + l.full.1 + 1.0, y + (row_h - 6.0) / 2.0)],
                 full_c,
             ));
     }
-    // The consumers, side by side.
-    let cw = (right - full_x - 8.0 - 8.0 * (consumers as f64 - 1.0)) / consumers as f64;
-    doc = doc.add(rect(full_x, cons_y, right - full_x, cons_h, "#dbe5f1").set("rx", 6));
+    let (buf_mid, empty_mid) = (Layout::mid(l.buf), Layout::mid(l.empty));
+    let between = (l.prod.0 + l.prod.1 + l.ring_y) / 2.0;
+    doc.add(arrow(&[(buf_mid, l.prod.0 + l.prod.1), (buf_mid, l.ring_y - 2.0)], producer_c))
+        .add(number_mark(buf_mid + 22.0, between, 1))
+        .add(arrow(&[(empty_mid, l.ring_y - 6.0), (empty_mid, l.prod.0 + l.prod.1 + 2.0)], empty_c))
+        .add(number_mark(empty_mid + 22.0, between, 5))
+}
+
+/// The consumers side by side, each waiting on full (2), multiplying the buffer (3) and arriving
+/// on empty (4).
+fn consumer_boxes(mut doc: Document, l: &Layout, consumers: usize) -> Document {
+    let (consumer_c, full_c, empty_c) = (WARP[0], WARP[4], WARP[2]);
+    let (cons_y, cons_h) = l.cons;
+    let cw = (l.right - l.full.0 - 8.0 - 8.0 * (consumers as f64 - 1.0)) / consumers as f64;
+    doc = doc.add(rect(l.full.0, cons_y, l.right - l.full.0, cons_h, "#dbe5f1").set("rx", 6));
+    let (full_mid, buf_mid, empty_mid) = (Layout::mid(l.full), Layout::mid(l.buf), Layout::mid(l.empty));
     for c in 0..consumers {
-        let x = full_x + 4.0 + (cw + 8.0) * c as f64;
+        let x = l.full.0 + 4.0 + (cw + 8.0) * c as f64;
         doc = doc.add(labelled_box(
             x,
             cons_y + 4.0,
@@ -190,56 +258,47 @@ pub(super) fn pipeline(g: &Geometry) -> Result<Option<Document>, String> {
             &format!("warpgroup {}", c + 1),
             &["consumer".into(), format!("C rows {}-{}", 64 * c, 64 * c + 63)],
         ));
-        // Every consumer waits on full (2), multiplies the buffer (3) and arrives on empty (4).
         let at = |f: f64| x + cw * f;
-        let (full_mid, buf_mid, empty_mid) = (full_x + full_w / 2.0, buf_x + buf_w / 2.0, empty_x + empty_w / 2.0);
         doc = doc
-            .add(arrow(&[(full_mid, ring_bottom), (at(0.2), cons_y - 2.0)], full_c))
-            .add(arrow(&[(buf_mid, ring_bottom), (at(0.5), cons_y - 2.0)], consumer_c))
-            .add(arrow(&[(at(0.8), cons_y), (empty_mid, ring_bottom + 2.0)], empty_c));
+            .add(arrow(&[(full_mid, l.ring_bottom), (at(0.2), cons_y - 2.0)], full_c))
+            .add(arrow(&[(buf_mid, l.ring_bottom), (at(0.5), cons_y - 2.0)], consumer_c))
+            .add(arrow(&[(at(0.8), cons_y), (empty_mid, l.ring_bottom + 2.0)], empty_c));
     }
-    // The moves, numbered as in the notes: 1 copy, 2 wait full, 3 wgmma, 4 arrive empty, 5 wait empty.
-    let (full_mid, buf_mid, empty_mid) = (full_x + full_w / 2.0, buf_x + buf_w / 2.0, empty_x + empty_w / 2.0);
+    let between = (l.ring_bottom + cons_y) / 2.0;
+    doc.add(number_mark(full_mid, between, 2))
+        .add(number_mark(buf_mid, between, 3))
+        .add(number_mark(empty_mid, between, 4))
+}
+
+/// The other blocks of the cluster: B from this producer (1), arrivals from these consumers (4).
+fn peers(mut doc: Document, l: &Layout, cluster: usize) -> Document {
+    let (producer_c, empty_c) = (WARP[1], WARP[2]);
+    let peer_mid = Layout::mid(l.peer);
+    let who = if cluster > 2 { format!("blocks 1-{}", cluster - 1) } else { "block 1".into() };
     doc = doc
-        .add(arrow(&[(buf_mid, prod_y + prod_h), (buf_mid, ring_y - 2.0)], producer_c))
-        .add(number_mark(buf_mid + 22.0, (prod_y + prod_h + ring_y) / 2.0, 1))
-        .add(number_mark(full_mid, (ring_bottom + cons_y) / 2.0, 2))
-        .add(number_mark(buf_mid, (ring_bottom + cons_y) / 2.0, 3))
-        .add(number_mark(empty_mid, (ring_bottom + cons_y) / 2.0, 4))
-        .add(arrow(&[(empty_mid, ring_y - 6.0), (empty_mid, prod_y + prod_h + 2.0)], empty_c))
-        .add(number_mark(empty_mid + 22.0, (prod_y + prod_h + ring_y) / 2.0, 5));
-    // The other blocks of the cluster: B from this producer, arrivals from these consumers.
-    if cluster > 1 {
-        let peer_mid = peer_x + peer_w / 2.0;
-        doc = doc
-            .add(
-                rect(peer_x, ring_y, peer_w, ring_bottom - ring_y, "#f6f6f6")
-                    .set("stroke", INK)
-                    .set("stroke-dasharray", "6 4")
-                    .set("rx", 6),
-            )
-            .add(text(peer_mid, ring_y + 26.0, copy_peers).set("font-weight", "bold").set("text-anchor", "middle"));
-        for (i, l) in ["of the cluster:", "its own ring,", "producer and", "consumers"].iter().enumerate() {
-            doc = doc.add(
-                text(peer_mid, ring_y + 50.0 + 19.0 * i as f64, *l)
-                    .set("font-size", SMALL)
-                    .set("text-anchor", "middle"),
-            );
-        }
-        doc = doc
-            .add(arrow(
-                &[(right, prod_y + prod_h / 2.0), (peer_mid, prod_y + prod_h / 2.0), (peer_mid, ring_y - 2.0)],
-                producer_c,
-            ))
-            .add(number_mark(peer_mid + 22.0, (prod_y + prod_h + ring_y) / 2.0, 1))
-            .add(arrow(
-                &[(right, cons_y + cons_h / 2.0), (peer_mid, cons_y + cons_h / 2.0), (peer_mid, ring_bottom + 2.0)],
-                empty_c,
-            ))
-            .add(number_mark(peer_mid + 22.0, (ring_bottom + cons_y) / 2.0, 4));
+        .add(
+            rect(l.peer.0, l.ring_y, l.peer.1, l.ring_bottom - l.ring_y, "#f6f6f6")
+                .set("stroke", INK)
+                .set("stroke-dasharray", "6 4")
+                .set("rx", 6),
+        )
+        .add(text(peer_mid, l.ring_y + 26.0, who).set("font-weight", "bold").set("text-anchor", "middle"));
+    for (i, line) in ["of the cluster:", "its own ring,", "producer and", "consumers"].iter().enumerate() {
+        doc = doc.add(
+            text(peer_mid, l.ring_y + 50.0 + 19.0 * i as f64, *line)
+                .set("font-size", SMALL)
+                .set("text-anchor", "middle"),
+        );
     }
-    // The notes.
-    let mut y = notes_y;
+    let (prod_mid, cons_mid) = (l.prod.0 + l.prod.1 / 2.0, l.cons.0 + l.cons.1 / 2.0);
+    doc.add(arrow(&[(l.right, prod_mid), (peer_mid, prod_mid), (peer_mid, l.ring_y - 2.0)], producer_c))
+        .add(number_mark(peer_mid + 22.0, (l.prod.0 + l.prod.1 + l.ring_y) / 2.0, 1))
+        .add(arrow(&[(l.right, cons_mid), (peer_mid, cons_mid), (peer_mid, l.ring_bottom + 2.0)], empty_c))
+        .add(number_mark(peer_mid + 22.0, (l.ring_bottom + l.cons.0) / 2.0, 4))
+}
+
+/// Numbered notes from `y` down: a mark, then the lines beside it.
+pub(super) fn numbered_notes(mut doc: Document, mut y: f64, notes: Vec<(usize, Vec<String>)>) -> Document {
     for (n, lines) in notes {
         doc = doc.add(number_mark(28.0, y - 6.0, n));
         for l in lines {
@@ -247,5 +306,5 @@ pub(super) fn pipeline(g: &Geometry) -> Result<Option<Document>, String> {
             y += 22.0;
         }
     }
-    Ok(Some(doc))
+    doc
 }

@@ -13,7 +13,7 @@ pub(super) enum Xor {
 }
 
 impl Xor {
-    fn of(self, r: usize) -> usize {
+    pub(super) fn of(self, r: usize) -> usize {
         match self {
             Xor::RowMod8 => r % 8,
             Xor::TwiceRowMod4 => 2 * (r % 4),
@@ -34,8 +34,8 @@ pub(super) enum Operand {
     B,
 }
 
-/// Step 8's swizzle of each operand's tile, as step08-mma-ldmatrix/src/kernel.cu:73-78 writes
-/// it (`swizzle_a`, `swizzle_b`, with SWIZZLE = 1).
+/// Step 8's swizzle of each operand's tile, as step08-mma-ldmatrix/src/kernel.cu writes it
+/// (`swizzle_a`, `swizzle_b`, with SWIZZLE = 1).
 pub(super) fn step08_xor(p: Precision, op: Operand) -> Xor {
     match op {
         Operand::A if p == Precision::F64 => Xor::TwiceRowMod4,
@@ -45,24 +45,31 @@ pub(super) fn step08_xor(p: Precision, op: Operand) -> Xor {
     }
 }
 
+/// The (row, 16-byte chunk) of the first fragment's tile whose address lane `lane` gives its
+/// x4 `ldmatrix` (row0 = k0 = n0 = 0), as step08-mma-ldmatrix/src/kernel.cu computes it: `load_a`
+/// r = lane % 16, `load_b` r = lane % 8 + 8 ((lane / 8) % 2), both at chunk lane / 16. Lanes 8m to
+/// 8m + 7 give matrix m's eight rows.
+pub(super) fn ldmatrix_row(op: Operand, lane: usize) -> (usize, usize) {
+    let row = if op == Operand::A { lane % 16 } else { lane % 8 + 8 * ((lane / 8) % 2) };
+    (row, lane / 16)
+}
+
 /// What one shared-memory access of step 8's fragment loads reads at the same time (one 128-byte
 /// wavefront), as the (row, chunk) pairs of its tile, for the first fragment (row0 = k0 = n0 = 0),
 /// and the instruction: step08-mma-ldmatrix/src/kernel.cu, `load_a` and `load_b`.
 pub(super) fn step08_reads(p: Precision, op: Operand) -> (String, BTreeSet<(usize, usize)>) {
     let elem = p.input().bytes();
     let ldmatrix = match op {
-        Operand::A => p != Precision::F64,                           // line 163
-        Operand::B => matches!(p, Precision::F16 | Precision::Bf16), // line 192
+        Operand::A => p != Precision::F64,
+        Operand::B => matches!(p, Precision::F16 | Precision::Bf16),
     };
     if ldmatrix {
-        // Lanes 0-7 give the eight row addresses of the first 8x8 matrix: A (line 172)
-        // r = lane % 16, B (line 195) r = lane % 8 + 8 ((lane / 8) % 2); both at chunk lane / 16.
-        let row = |lane: usize| if op == Operand::A { lane % 16 } else { lane % 8 + 8 * ((lane / 8) % 2) };
-        let reads = (0..8).map(|lane| (row(lane), lane / 16)).collect();
+        // Lanes 0-7 give the eight row addresses of the first 8x8 matrix.
+        let reads = (0..8).map(|lane| ldmatrix_row(op, lane)).collect();
         return ("ldmatrix".into(), reads);
     }
-    // One value per lane, g = lane / 4, t = lane % 4 (lines 164, 191), v = 0: FP64 A reads row g,
-    // column t (line 167-168), B row t, column g (lines 205-206). A 64-bit load is served per
+    // One value per lane, g = lane / 4, t = lane % 4, v = 0: FP64 A reads row g, column t, B row t,
+    // column g (`load_a`, `load_b`). A 64-bit load is served per
     // half-warp (16 lanes, 128 bytes), a 32-bit one per warp.
     let lanes = 128 / elem;
     let reads = (0..lanes)
@@ -135,6 +142,19 @@ pub(super) fn step08_swizzle(step: &Step) -> Document {
     )
 }
 
+/// The eight 16-byte positions of a 128-byte line, numbered over a grid at `x0` of `cw`-wide cells.
+pub(super) fn position_ticks(mut doc: Document, x0: f64, y: f64, cw: f64) -> Document {
+    for pos in 0..8 {
+        doc = doc.add(
+            text(x0 + (pos as f64 + 0.5) * cw, y, format!("{pos}"))
+                .set("font-size", SMALL)
+                .set("text-anchor", "middle")
+                .set("fill", "#666666"),
+        );
+    }
+    doc
+}
+
 /// One access over a swizzled tile, for [`swizzle`].
 pub(super) struct SwizzlePanel {
     /// The instruction(s): "ldmatrix".
@@ -182,14 +202,7 @@ pub(super) fn swizzle(lines: &[&str], panels: &[SwizzlePanel]) -> Document {
                         .set("text-anchor", "end")
                         .set("font-style", "italic"),
                 );
-            for pos in 0..8 {
-                doc = doc.add(
-                    text(x0 + (pos as f64 + 0.5) * cw, grid_top - 8.0, format!("{pos}"))
-                        .set("font-size", SMALL)
-                        .set("text-anchor", "middle")
-                        .set("fill", "#666666"),
-                );
-            }
+            doc = position_ticks(doc, x0, grid_top - 8.0, cw);
             let mut per_pos = [0usize; 8];
             for r in 0..rows {
                 let y = grid_top + r as f64 * ch;

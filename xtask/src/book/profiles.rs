@@ -1,0 +1,368 @@
+//! Profiles, recorded like results: `scripts/profile.sh BUNDLE OUT` runs Nsight Compute on one
+//! launch of every registry entry at 4096³ and writes `OUT/<gpu>/<id>.csv`, which is copied to
+//! `results/profiles/<gpu>/`. Each file is what `ncu --csv --page raw` printed, after a few
+//! `# key: value` lines the script writes first (the GPU, the date, the Nsight Compute version,
+//! the kernel's hash and the exact command), and the step binary's own output around it, which
+//! the parser skips. The book shows each as a small table with its command
+//! (`generated/<gpu>/profile-<id>.md`), and the chapters' prose names single counters
+//! (`<id>_profile_<key>`, `values.rs`).
+
+use common::Step;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+
+/// The counters the book names, in the order its tables show them: metric, key (for a named
+/// value), and what it counts. Others a file holds follow under their metric names.
+const COUNTERS: &[(&str, &str, &str)] = &[
+    ("gpu__time_duration.sum", "time", "time"),
+    ("sm__cycles_elapsed.avg.per_second", "clock", "SM clock"),
+    ("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active", "tensor-pipe", "tensor pipe active"),
+    ("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", "fma-pipe", "FMA pipe active"),
+    ("sm__warps_active.avg.pct_of_peak_sustained_active", "warps-active", "warps active (achieved occupancy)"),
+    ("smsp__inst_executed.sum", "instructions", "warp instructions executed"),
+    ("dram__bytes_read.sum", "dram-read", "DRAM read"),
+    ("dram__bytes_write.sum", "dram-write", "DRAM written"),
+    ("lts__t_bytes.sum", "l2-bytes", "bytes through L2"),
+    ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "smem-ld-wavefronts", "shared-memory load wavefronts"),
+    (
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+        "smem-ld-conflicts",
+        "shared-memory load bank conflicts",
+    ),
+    ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "smem-st-wavefronts", "shared-memory store wavefronts"),
+    (
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+        "smem-st-conflicts",
+        "shared-memory store bank conflicts",
+    ),
+    (
+        "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+        "stall-long-scoreboard",
+        "stalled on global memory and barriers' waits (long scoreboard), per issue",
+    ),
+    (
+        "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
+        "stall-barrier",
+        "stalled at a barrier, per issue",
+    ),
+    (
+        "smsp__average_warps_issue_stalled_membar_per_issue_active.ratio",
+        "stall-membar",
+        "stalled at a memory fence, per issue",
+    ),
+    (
+        "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio",
+        "stall-short-scoreboard",
+        "stalled on shared memory (short scoreboard), per issue",
+    ),
+    (
+        "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio",
+        "stall-mio-throttle",
+        "stalled on a full shared-memory queue (MIO throttle), per issue",
+    ),
+    (
+        "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio",
+        "stall-math-pipe",
+        "stalled on a busy math pipe, per issue",
+    ),
+    (
+        "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio",
+        "stall-wait",
+        "stalled on a fixed latency (wait), per issue",
+    ),
+    ("smsp__average_warps_issue_stalled_sleeping_per_issue_active.ratio", "stall-sleeping", "sleeping, per issue"),
+];
+
+/// One counter as the file gives it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Counter {
+    pub metric: String,
+    pub unit: String,
+    pub value: String,
+}
+
+/// One profiled launch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Profile {
+    /// The `# key: value` lines: gpu, date, ncu, kernel (its hash), command.
+    pub about: BTreeMap<String, String>,
+    pub counters: Vec<Counter>,
+}
+
+/// A GPU's profiles, by registry id.
+pub type Profiles = BTreeMap<String, Profile>;
+
+/// Every `results/profiles/<gpu>/<id>.csv`, by GPU slug and id; an error names the file.
+pub fn load_all(root: &Path) -> Result<BTreeMap<String, Profiles>, String> {
+    let mut out = BTreeMap::new();
+    let dir = root.join("results/profiles");
+    let Ok(gpus) = std::fs::read_dir(&dir) else { return Ok(out) };
+    let mut gpus: Vec<_> = gpus.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect();
+    gpus.sort();
+    for gpu in gpus {
+        let mut profiles = Profiles::new();
+        let mut files: Vec<_> = std::fs::read_dir(&gpu)
+            .map_err(|e| format!("{}: {e}", gpu.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "csv"))
+            .collect();
+        files.sort();
+        for file in files {
+            let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let profile = parse(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+            profiles.insert(file.file_stem().unwrap_or_default().to_string_lossy().into_owned(), profile);
+        }
+        out.insert(gpu.file_name().unwrap_or_default().to_string_lossy().into_owned(), profiles);
+    }
+    Ok(out)
+}
+
+/// One line of CSV as Nsight Compute writes it: every field quoted, `""` a quote inside one
+/// (unquoted fields are read as they are). None for a line that is not CSV.
+fn csv_fields(line: &str) -> Option<Vec<String>> {
+    if !line.starts_with('"') {
+        return None;
+    }
+    let mut fields = Vec::new();
+    let mut chars = line.trim_end_matches(['\r', '\n']).chars().peekable();
+    loop {
+        let mut field = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            loop {
+                match chars.next() {
+                    Some('"') if chars.peek() == Some(&'"') => {
+                        chars.next();
+                        field.push('"');
+                    }
+                    Some('"') => break,
+                    Some(c) => field.push(c),
+                    None => return None,
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c == ',' {
+                    break;
+                }
+                field.push(c);
+                chars.next();
+            }
+        }
+        fields.push(field);
+        match chars.next() {
+            Some(',') => continue,
+            None => return Some(fields),
+            Some(_) => return None,
+        }
+    }
+}
+
+/// A profile file: its `# key: value` lines, then the first `sgemm` launch of Nsight Compute's
+/// CSV, either page: `raw` (a header, a row of units, a row per launch, a column per metric) or
+/// `details` (a row per metric, with "Metric Name", "Metric Unit" and "Metric Value").
+pub fn parse(text: &str) -> Result<Profile, String> {
+    let mut about = BTreeMap::new();
+    for line in text.lines() {
+        if let Some((k, v)) = line.strip_prefix("# ").and_then(|l| l.split_once(": ")) {
+            about.insert(k.trim().to_string(), v.trim().to_string());
+        }
+    }
+    let rows: Vec<Vec<String>> = text.lines().filter_map(csv_fields).collect();
+    let header = rows.iter().position(|r| r.first().is_some_and(|c| c == "ID")).ok_or("no CSV header (\"ID\", ...)")?;
+    let head = &rows[header];
+    let col = |name: &str| head.iter().position(|h| h == name);
+    let kernel = col("Kernel Name").ok_or("no \"Kernel Name\" column")?;
+    let launch = |r: &Vec<String>| r.len() == head.len() && !r[0].is_empty() && r[kernel].starts_with("sgemm");
+    let mut counters = Vec::new();
+    if let (Some(name), Some(unit), Some(value)) = (col("Metric Name"), col("Metric Unit"), col("Metric Value")) {
+        let first = rows[header + 1..].iter().find(|r| launch(r)).ok_or("no sgemm launch")?[0].clone();
+        for r in rows[header + 1..].iter().filter(|r| launch(r) && r[0] == first) {
+            counters.push(Counter { metric: r[name].clone(), unit: r[unit].clone(), value: r[value].clone() });
+        }
+    } else {
+        let units = rows.get(header + 1).filter(|r| r.len() == head.len() && r[0].is_empty());
+        let row = rows[header + 1..].iter().find(|r| launch(r)).ok_or("no sgemm launch")?;
+        for (i, metric) in head.iter().enumerate().filter(|(_, h)| h.contains("__")) {
+            let unit = units.map_or(String::new(), |u| u[i].clone());
+            counters.push(Counter { metric: metric.clone(), unit, value: row[i].clone() });
+        }
+    }
+    if counters.is_empty() {
+        return Err("no counters".into());
+    }
+    Ok(Profile { about, counters })
+}
+
+/// A counter's value as the book prints it: a percentage with one decimal, anything else as
+/// Nsight Compute gave it, with its unit.
+fn shown(c: &Counter) -> String {
+    let number = c.value.replace(',', "").parse::<f64>().ok();
+    match (number, c.unit.as_str()) {
+        (Some(v), "%") => format!("{v:.1}%"),
+        (_, "") => c.value.clone(),
+        _ => format!("{} {}", c.value, c.unit),
+    }
+}
+
+impl Profile {
+    /// The counter named by `key` (see [`COUNTERS`]) or by its metric.
+    pub fn value(&self, key: &str) -> Result<String, String> {
+        let metric = COUNTERS.iter().find(|c| c.1 == key).map_or(key, |c| c.0);
+        let c = self.counters.iter().find(|c| c.metric == metric);
+        c.map(shown).ok_or_else(|| {
+            let keys: Vec<&str> =
+                COUNTERS.iter().filter(|k| self.counters.iter().any(|c| c.metric == k.0)).map(|k| k.1).collect();
+            format!("no counter `{key}` in this profile (it has {})", keys.join(", "))
+        })
+    }
+}
+
+/// The profile table of `step` on the GPU called `gpu`, with its command; or what to run where
+/// there is none yet.
+pub fn table(gpu: &str, step: &Step, profiles: Option<&Profiles>) -> String {
+    let id = step.id();
+    let Some(p) = profiles.and_then(|p| p.get(&id)) else {
+        return format!(
+            "No profile of `{id}` on the {gpu} is recorded yet: `scripts/profile.sh BUNDLE OUT` on that GPU \
+             writes it, to be copied into `results/profiles/`.\n"
+        );
+    };
+    let about = |k: &str| p.about.get(k).map_or("?", String::as_str);
+    let mut s = format!(
+        "Nsight Compute {}, one launch of `sgemm` at 4096³ on the {gpu}, {}:\n\n| counter | metric | value |\n|---|---|---:|\n",
+        about("ncu"),
+        about("date"),
+    );
+    let mut rows: Vec<&Counter> = Vec::new();
+    for (metric, _, _) in COUNTERS {
+        rows.extend(p.counters.iter().filter(|c| c.metric == *metric));
+    }
+    rows.extend(p.counters.iter().filter(|c| !COUNTERS.iter().any(|k| k.0 == c.metric)));
+    for c in rows {
+        let label = COUNTERS.iter().find(|k| k.0 == c.metric).map_or("", |k| k.2);
+        let _ = writeln!(s, "| {label} | `{}` | {} |", c.metric, shown(c));
+    }
+    let _ = write!(
+        s,
+        "\nThe command (`scripts/profile.sh`; the binary from `cargo build --release -p {}`):\n\n```console\n{}\n```\n",
+        step.name,
+        wrap(about("command"))
+    );
+    s
+}
+
+/// A long command folded at its options, with shell continuations.
+fn wrap(command: &str) -> String {
+    let mut lines: Vec<String> = vec![String::new()];
+    for word in command.split(' ').filter(|w| !w.is_empty()) {
+        let last = lines.last_mut().expect("one line at least");
+        // The metric list and the binary each begin a line, as the chapters show a command.
+        let binary = !word.starts_with('-') && word.contains('/');
+        if !last.is_empty() && (word == "--metrics" || binary) {
+            lines.push(format!("    {word}"));
+        } else {
+            if !last.is_empty() {
+                last.push(' ');
+            }
+            last.push_str(word);
+        }
+    }
+    lines.join(" \\\n")
+}
+
+/// Profiles of kernels that changed after they were profiled.
+pub fn stale(all: &BTreeMap<String, Profiles>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (slug, profiles) in all {
+        for (id, p) in profiles {
+            let file = format!("results/profiles/{slug}/{id}.csv");
+            match (steps::by_id(id), p.about.get("kernel")) {
+                (None, _) => problems.push(format!("{file}: {id} is not a step of the registry")),
+                (Some(step), Some(hash)) if *hash == step.kernel.hash() => {}
+                (Some(_), _) => problems.push(format!(
+                    "{file}: {id} changed after it was profiled: run scripts/profile.sh on that GPU again"
+                )),
+            }
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `ncu --csv --page raw` prints for one launch (the header, the units, the launch),
+    /// after the step binary's own lines and Nsight Compute's, as the Nsight Compute CLI's
+    /// documentation describes the CSV: every field quoted, a comma in a value kept inside its
+    /// quotes.
+    const RAW: &str = r#"# gpu: NVIDIA H200
+# date: 2026-12-01
+# ncu: 2025.3.1.0
+# kernel: 0123456789abcdef
+# command: ncu --clock-control none --kernel-name sgemm --launch-count 1 --csv --page raw --metrics gpu__time_duration.sum,lts__t_bytes.sum,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active target/release/step09-wgmma-tma --precision fp16 --m 4096 --n 4096 --k 4096 --verify-only
+==PROF== Connected to process 4242 (/bundle/bin/step09-wgmma-tma)
+==PROF== Profiling "sgemm": 0%....50%....100% - 9 passes
+| step | shape | verified |
+| step09-wgmma-tma-fp16 | 4096³ | ok |
+==PROF== Disconnected from process 4242
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","gpu__time_duration.sum","lts__t_bytes.sum","sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"
+"","","","","","","","","","","","usecond","Gbyte","%"
+"0","4242","step09-wgmma-tma","gpu-node","sgemm","1","7","(128, 1, 1)","(16, 64, 1)","0","9.0","282.91","1,234.5","56.97"
+"#;
+
+    /// The same launch on the `details` page: a row per metric.
+    const DETAILS: &str = r#""ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
+"0","4242","step09-wgmma-tma","gpu-node","sgemm","1","7","(128, 1, 1)","(16, 64, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","usecond","282.91"
+"0","4242","step09-wgmma-tma","gpu-node","sgemm","1","7","(128, 1, 1)","(16, 64, 1)","0","9.0","Command line profiler metrics","lts__t_bytes.sum","Gbyte","1,234.5"
+"0","4242","step09-wgmma-tma","gpu-node","sgemm","1","7","(128, 1, 1)","(16, 64, 1)","0","9.0","Command line profiler metrics","sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active","%","56.97"
+"#;
+
+    #[test]
+    fn both_pages_of_the_csv_parse_alike() {
+        let raw = parse(RAW).unwrap();
+        assert_eq!(raw.about["gpu"], "NVIDIA H200");
+        assert!(raw.about["command"].ends_with("--verify-only"));
+        assert_eq!(raw.counters.len(), 3);
+        assert_eq!(
+            raw.counters[1],
+            Counter { metric: "lts__t_bytes.sum".into(), unit: "Gbyte".into(), value: "1,234.5".into() }
+        );
+        assert_eq!(raw.value("tensor-pipe").unwrap(), "57.0%");
+        assert_eq!(raw.value("time").unwrap(), "282.91 usecond");
+        assert!(raw.value("dram-read").unwrap_err().contains("it has time, tensor-pipe, l2-bytes"));
+        let details = parse(DETAILS).unwrap();
+        assert_eq!(details.counters, raw.counters);
+    }
+
+    #[test]
+    fn quotes_and_broken_files() {
+        assert_eq!(csv_fields(r#""a ""b"", c","1,5",x"#).unwrap(), ["a \"b\", c", "1,5", "x"]);
+        assert_eq!(csv_fields(r#""open"#), None);
+        assert_eq!(csv_fields("| not csv |"), None);
+        assert!(parse("==PROF== nothing\n").unwrap_err().contains("no CSV header"));
+        let other_kernel = RAW.replace("\"sgemm\"", "\"prepare_a\"");
+        assert!(parse(&other_kernel).unwrap_err().contains("no sgemm launch"));
+    }
+
+    #[test]
+    fn the_table_shows_the_counters_and_the_command() {
+        let step = steps::by_id("step09-wgmma-tma-fp16").unwrap();
+        let profiles: Profiles = [(step.id(), parse(RAW).unwrap())].into();
+        let t = table("NVIDIA H200", step, Some(&profiles));
+        assert!(
+            t.contains(
+                "| tensor pipe active | `sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active` | 57.0% |"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("```console\nncu --clock-control none"), "{t}");
+        assert!(t.contains("    --metrics gpu__time_duration.sum"), "{t}");
+        assert!(table("NVIDIA H200", step, None).contains("No profile of `step09-wgmma-tma-fp16`"));
+        // Its kernel changed since: stale.
+        let stale_ones = stale(&[("nvidia-h200".to_string(), profiles)].into());
+        assert!(stale_ones.len() == 1 && stale_ones[0].contains("changed after it was profiled"), "{stale_ones:?}");
+    }
+}
