@@ -155,7 +155,8 @@ pub fn compile_stage(
     match answer(received)? {
         Ok(v) => {
             card.confinement = v["confinement"].as_str().unwrap_or_default().to_string();
-            card.staff_note(format!("compiled by NVRTC {} from {}", v["nvrtc"], v["nvrtc_dir"]));
+            let text = |k: &str| v[k].as_str().unwrap_or("?").to_string();
+            card.staff_note(format!("compiled by NVRTC {} from {}", text("nvrtc"), text("nvrtc_dir")));
             if v["ok"] == true {
                 card.push("compile", true, false, format!("compiles for {target}"));
                 return Ok(true);

@@ -8,10 +8,15 @@
 //! link to the hidden cases, a FIFO, a folder, bytes that are not UTF-8, a NUL, nothing, a file
 //! over the size limit, a name that reads as an option).
 //!
+//! And a class of all of these under hostile names, graded by `grade-class` ([`class`]).
+//!
 //! Kernels marked `// needs: nvrtc` are graded with `--no-gpu` (compile stage only: CI runs
 //! them); `// needs: gpu` ones run where there is a GPU and are ignored elsewhere; the fixtures
-//! run everywhere, with the GPU where there is one. The test binary is its own grader: the
-//! children the grader starts are this binary again.
+//! and the class run everywhere, with the GPU where there is one. The test binary is its own
+//! grader: the children the grader starts are this binary again.
+
+#[path = "cheats/class.rs"]
+mod class;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::Value;
@@ -201,9 +206,19 @@ fn expected_text(e: &Expect) -> String {
     parts.join(", ")
 }
 
-/// The honest slow kernel of `labs/cheats/`, the base of the fixtures.
-fn honest() -> &'static str {
-    grader::labs::LAB_KERNELS.iter().find(|(_, name, _)| *name == "honest-slow.cu").map_or("", |k| k.2)
+/// Makes a FIFO at `path`.
+fn fifo(path: &Path) -> std::io::Result<()> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+    // SAFETY: makes a FIFO at a path in the test's own folder.
+    match unsafe { libc::mkfifo(c.as_ptr(), 0o600) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
+/// A kernel of `labs/cheats/`, embedded (`honest-slow.cu` is the base of the fixtures).
+fn lab(name: &str) -> &'static str {
+    grader::labs::LAB_KERNELS.iter().find(|k| k.1 == name).map_or("", |k| k.2)
 }
 
 /// Files as a submission system may export them, made at the test's run: (name, how to make it,
@@ -216,11 +231,11 @@ fn fixtures(gpu: bool) -> Vec<(OsString, Make, Expect)> {
         false => Expect { note: Some("compiles for sm_90".into()), max: Some(0.0), ..Expect::default() },
     };
     let bytes = |b: Vec<u8>| -> Make { Box::new(move |path: &Path, _: &Path| std::fs::write(path, &b)) };
-    let mut latin1 = honest().as_bytes().to_vec();
+    let mut latin1 = lab("honest-slow.cu").as_bytes().to_vec();
     latin1.extend_from_slice(b"// caf\xe9, na\xefve: a comment in ISO-8859-1\n");
     // NVRTC reads the byte itself (a lossy reading, U+FFFD, would be three bytes).
     latin1.extend_from_slice(b"static_assert(sizeof(\"\xe9\") == 2, \"the byte reached NVRTC as it is\");\n");
-    let mut nul = honest().as_bytes().to_vec();
+    let mut nul = lab("honest-slow.cu").as_bytes().to_vec();
     nul.extend_from_slice(b"\n// a NUL: \0\n");
     let over = vec![b'/'; (1 << 20) + 1];
     vec![
@@ -229,24 +244,13 @@ fn fixtures(gpu: bool) -> Vec<(OsString, Make, Expect)> {
             Box::new(|path: &Path, hidden: &Path| std::os::unix::fs::symlink(hidden, path)) as Make,
             refused("link.cu is a symbolic link"),
         ),
-        (
-            "fifo.cu".into(),
-            Box::new(|path: &Path, _: &Path| {
-                let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
-                // SAFETY: makes a FIFO at a path in the test's own folder.
-                match unsafe { libc::mkfifo(c.as_ptr(), 0o600) } {
-                    0 => Ok(()),
-                    _ => Err(std::io::Error::last_os_error()),
-                }
-            }),
-            refused("fifo.cu is a FIFO"),
-        ),
+        ("fifo.cu".into(), Box::new(|path: &Path, _: &Path| fifo(path)), refused("fifo.cu is a FIFO")),
         (
             "dir.cu".into(),
             Box::new(|path: &Path, _: &Path| std::fs::create_dir(path)),
             refused("dir.cu is a directory"),
         ),
-        ("--help.cu".into(), bytes(honest().as_bytes().to_vec()), honest_expect()),
+        ("--help.cu".into(), bytes(lab("honest-slow.cu").as_bytes().to_vec()), honest_expect()),
         ("latin1.cu".into(), bytes(latin1), honest_expect()),
         ("nul.cu".into(), bytes(nul), refused("holds a NUL byte")),
         ("empty.cu".into(), bytes(Vec::new()), refused("empty.cu is empty")),
@@ -286,5 +290,11 @@ fn main() -> ExitCode {
             Trial::test(label, move || grade(&name, &make, &expect)).with_kind("nvrtc").with_ignored_flag(!nvrtc),
         );
     }
+    let with_gpu = gpu.is_ok();
+    trials.push(
+        Trial::test("class/hostile-folder", move || class::grade_the_class(with_gpu))
+            .with_kind(if with_gpu { "gpu" } else { "nvrtc" })
+            .with_ignored_flag(!nvrtc),
+    );
     libtest_mimic::run(&args, trials).exit_code()
 }

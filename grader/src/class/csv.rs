@@ -17,10 +17,15 @@ pub fn field(text: &str) -> String {
     format!("\"{guard}{}\"", line.replace('"', "\"\""))
 }
 
-/// The first line of a reason, shortened.
+/// The first line of a reason, with the next where the first ends in `:` (a compile error's
+/// first diagnostic), shortened.
 pub fn one_line(why: &str) -> String {
-    let first = why.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-    let mut out: String = first.chars().take(REASON_CHARS).collect();
+    let mut lines = why.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut first = lines.next().unwrap_or("").to_string();
+    if first.ends_with(':') {
+        first = format!("{first} {}", lines.next().unwrap_or(""));
+    }
+    let mut out: String = first.trim_end().chars().take(REASON_CHARS).collect();
     if first.chars().count() > REASON_CHARS {
         out.push_str("...");
     }
@@ -66,6 +71,10 @@ mod tests {
         assert_eq!(field("-rf.cu"), "\"'-rf.cu\"");
         assert_eq!(field("new\nline\r.cu"), "\"new line .cu\"");
         assert_eq!(one_line("\nk.cu(3): error: x\n  x = 1;\n"), "k.cu(3): error: x");
+        assert_eq!(
+            one_line("k.cu does not compile for sm_90:\nk.cu(3): error: x\n"),
+            "k.cu does not compile for sm_90: k.cu(3): error: x"
+        );
         assert!(one_line(&"y".repeat(500)).ends_with("..."));
     }
 }

@@ -15,6 +15,7 @@ mod roster;
 mod slurm;
 
 use crate::report::write_atomically;
+pub use html::NO_GPU as NO_GPU_NOTE;
 use roster::Entry;
 use serde_json::{Value, json};
 use std::ffi::OsString;
