@@ -92,10 +92,12 @@ const FAULTS: &[(&str, &str)] = &[
     ("CUDA_ERROR_INVALID_VALUE", "the driver refused the launch (shared or local memory beyond the GPU's limits)"),
 ];
 
-/// A reason with the kernel's fault named first, where CUDA's error is one.
+/// A reason with the kernel's fault named first, where CUDA's error is one (an error of CUDA's
+/// that this list does not know is named as CUDA's).
 pub fn named(reason: &str) -> String {
     match FAULTS.iter().find(|(code, _)| reason.contains(code)) {
         Some((_, words)) => format!("a fault: {words}; {reason}"),
+        None if reason.contains("CUDA_ERROR_") => format!("a fault: CUDA reported an error; {reason}"),
         None => reason.to_string(),
     }
 }
@@ -324,6 +326,7 @@ mod tests {
         assert!(named(why).starts_with("a fault: an illegal memory access; a timed run failed"), "{}", named(why));
         assert!(named("crashed (CUDA_ERROR_OUT_OF_MEMORY)").contains("out of GPU memory"));
         assert_eq!(named("wrong result"), "wrong result");
+        assert!(named("DriverError(CUDA_ERROR_NOT_SUPPORTED)").starts_with("a fault: CUDA reported an error"));
     }
 
     /// A child loads the NVRTC this process found, however it found it.

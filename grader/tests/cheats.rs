@@ -258,6 +258,34 @@ fn fixtures(gpu: bool) -> Vec<(OsString, Make, Expect)> {
     ]
 }
 
+/// A machine without the GPU a grading needs: `grade` and `grade-class` stop with one line and a
+/// non-zero exit before anyone is scored, and leave no card or report.
+fn no_gpu_stops_before_scoring() -> Result<(), Failed> {
+    let work = std::env::temp_dir().join(format!("cheat-machine-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(work.join("class")).map_err(|x| x.to_string())?;
+    std::fs::write(work.join("class/k.cu"), lab("honest-slow.cu")).map_err(|x| x.to_string())?;
+    let exe = std::env::current_exe().map_err(|x| x.to_string())?;
+    let runs = [
+        vec!["grade", "--json", "card.json", "--", "04", "class/k.cu"],
+        vec!["grade-class", "04", "--submissions", "class", "--out", "out"],
+    ];
+    let mut problems = Vec::new();
+    for args in runs {
+        let out = Command::new(&exe).args(&args).current_dir(&work).output().map_err(|x| x.to_string())?;
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+        if out.status.success() || lines.len() != 1 || !lines[0].starts_with("error: no NVIDIA driver") {
+            problems.push(format!("{}: exit {}, stderr {err:?}", args[0], out.status));
+        }
+    }
+    if work.join("card.json").exists() || work.join("out/class.csv").exists() || work.join("out/students").exists() {
+        problems.push("a card or a report was written".into());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
+}
+
 fn main() -> ExitCode {
     if let Some(code) = grader::dispatch() {
         return code;
@@ -290,6 +318,12 @@ fn main() -> ExitCode {
             Trial::test(label, move || grade(&name, &make, &expect)).with_kind("nvrtc").with_ignored_flag(!nvrtc),
         );
     }
+    // Where there is no driver at all: a GPU that is there but broken is another test's.
+    trials.push(
+        Trial::test("machine/no-gpu-stops-before-scoring", no_gpu_stops_before_scoring)
+            .with_kind("nvrtc")
+            .with_ignored_flag(!nvrtc || common::device::driver_present()),
+    );
     let with_gpu = gpu.is_ok();
     trials.push(
         Trial::test("class/hostile-folder", move || class::grade_the_class(with_gpu))
