@@ -185,6 +185,9 @@ impl Card {
             self.started.elapsed().as_secs_f64(),
             self.stopped.as_ref().map_or(String::new(), |why| format!("; stopped early: {why}")),
         );
+        if !self.submission_output.is_empty() {
+            println!("  output: {} bytes in submission_output ({})", self.submission_output.len(), output_note());
+        }
     }
 
     /// Gradescope's results.json, with the grader's own fields beside.

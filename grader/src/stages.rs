@@ -220,12 +220,14 @@ pub fn memcheck_stage(
                     .send(&case.to_json().to_string())
                     .and_then(|()| child.receive(left).map_err(|why| ended(why, limit, budget)));
                 match answer(received)? {
-                    Err(why) => outcome = Err(why),
+                    Ok(v) if v["fault"] != true => {}
                     // A fault ends the child: compute-sanitizer's exit says what it found.
-                    Ok(v) if v["fault"] == true => break,
-                    Ok(_) => continue,
+                    Ok(_) => break,
+                    Err(why) => {
+                        outcome = Err(why);
+                        break;
+                    }
                 }
-                break;
             }
             if outcome.is_ok() {
                 outcome = Ok(child.finish(limit.saturating_sub(started.elapsed())));

@@ -51,6 +51,13 @@ pub fn result(card: &Value) -> &'static str {
 /// The kind of a failure, to group students by.
 pub fn kind(why: &str) -> &'static str {
     let w = why.to_lowercase();
+    // Why a student has no card: how Slurm ended the task, or a fault of the machine.
+    if w.starts_with("task ") || w.contains("no task ran") {
+        return "the Slurm task did not finish";
+    }
+    if w.starts_with("not graded") {
+        return "not graded (the machine failed)";
+    }
     let rules: &[(&str, &str)] = &[
         ("is a symbolic link", "refused: a symbolic link"),
         ("not a regular file", "refused: not a regular file"),
@@ -74,8 +81,6 @@ pub fn kind(why: &str) -> &'static str {
         ("modified its inputs", "modified its inputs"),
         ("crashed", "crashed"),
         ("exact answer", "a precision probe (not FP32 arithmetic)"),
-        ("task", "the Slurm task did not finish"),
-        ("not graded", "not graded (the machine failed)"),
     ];
     rules.iter().find(|(needle, _)| w.contains(needle)).map_or("wrong results", |(_, k)| k)
 }
@@ -257,6 +262,10 @@ mod tests {
         assert_eq!(result(&compiles), "compiles (no GPU: cases not run)");
         assert_eq!(result(&link), "refused: a symbolic link");
         assert_eq!(result(&fault), "a fault in a timed run");
+        // A kind comes from the reason, not from a file name inside it.
+        assert_eq!(kind("public 7x11x13 alpha=1 beta=0: multitask.cu (fp32) on 7x11x13: 3 wrong"), "wrong results");
+        assert_eq!(kind("task cancelled"), "the Slurm task did not finish");
+        assert_eq!(kind("not graded: no NVRTC"), "not graded (the machine failed)");
         let page = report("step04-bankfree", &[(e("a"), Ok(compiles)), (e("link"), Ok(link))]);
         assert!(page.contains("class report (no GPU)") && page.contains(NO_GPU), "{page}");
         assert!(page.contains("link.cu is a symbolic link"));

@@ -302,15 +302,16 @@ pub fn grade_class(a: ClassArgs) -> Result<(), String> {
     let roster = match &a.submissions {
         Some(dir) => {
             let r = roster::discover(dir)?;
-            for sub in FOLDERS {
-                std::fs::create_dir_all(a.out.join(sub)).map_err(|e| format!("{}: {e}", a.out.display()))?;
-            }
+            std::fs::create_dir_all(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
             let list: Vec<Value> = r.iter().map(Entry::to_json).collect();
             write_atomically(&a.out.join("roster.json"), &json!({ "step": a.step.id(), "students": list }))?;
             r
         }
         None => load_roster(&a.out)?,
     };
+    for sub in FOLDERS {
+        std::fs::create_dir_all(a.out.join(sub)).map_err(|e| format!("{}: {e}", a.out.display()))?;
+    }
     let todo: Vec<Entry> = roster
         .iter()
         .filter(|e| a.only.is_empty() || a.only.contains(&e.id))

@@ -103,9 +103,6 @@ pub fn submit(a: &ClassArgs, indices: &[usize], roster: &[Entry]) -> Result<(), 
     let out = std::fs::canonicalize(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
     let dir = out.join("slurm");
     std::fs::create_dir_all(dir.join("logs")).map_err(|e| e.to_string())?;
-    for sub in super::FOLDERS {
-        std::fs::create_dir_all(out.join(sub)).map_err(|e| e.to_string())?;
-    }
     // A task graded again starts without its old card, log and marker.
     for &i in indices {
         let id = &roster[i].id;
