@@ -28,8 +28,7 @@ pub struct Options {
     /// Compile-time defines to add or replace (`SWIZZLE=0`, `STAGES=4`): experiments with the
     /// step's own kernel.
     pub defines: Vec<(&'static str, i64)>,
-    /// Only compile, with NVRTC, no GPU: for this architecture, or (empty) for those the step's
-    /// tests compile for.
+    /// Only compile, with NVRTC, no GPU: for this architecture, or (empty) for the default ones.
     pub compile_only: Option<String>,
 }
 
@@ -75,7 +74,7 @@ struct Args {
     /// Add or replace a compile-time define of the kernel (repeatable), e.g. --define STAGES=4
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_define)]
     define: Vec<(String, i64)>,
-    /// Only compile the kernel with NVRTC and show its log, no GPU needed: every variant the step's tests compile, for ARCH (default: the tests' sm_80 and sm_90, or the step's own)
+    /// Only compile the kernel with NVRTC and show its log, no GPU needed: the variant the shape picks, for ARCH (default: sm_80 and sm_90, or the step's own)
     #[arg(long, value_name = "ARCH", num_args = 0..=1, default_missing_value = "", value_parser = parse_arch)]
     compile_only: Option<String>,
 }
@@ -223,29 +222,39 @@ pub fn main_variants(variants: &[Step]) -> ExitCode {
     }
 }
 
-/// `--compile-only`: the kernel through NVRTC in every variant the step's tests compile, for
-/// `arch` or (empty) the tests' targets; one line per compile, and the log's warnings. A compile
-/// error is the error, with NVRTC's log.
-fn compile_only(step: &Step, kernel: &KernelSource, defines: &[(&'static str, i64)], arch: &str) -> Result<bool> {
-    let targets: Vec<&str> = if arch.is_empty() { crate::testing::compile_targets(step) } else { vec![arch] };
+/// The targets a kernel is compiled for without a GPU: the step's own architecture (sm_90a for
+/// steps 9-13), or Ampere and Hopper.
+pub fn default_targets(step: &Step) -> Vec<&'static str> {
+    step.arch.map_or(vec!["sm_80", "sm_90"], |a| vec![a])
+}
+
+/// `--compile-only`: the kernel through NVRTC in the variant the step's launch picks for `shape`
+/// (with the `--define`s), for `arch` or (empty) [`default_targets`]; one line per compile, and
+/// the log's warnings. A compile error is the error, with NVRTC's log.
+fn compile_only(
+    step: &Step,
+    kernel: &KernelSource,
+    shape: &Shape,
+    defines: &[(&'static str, i64)],
+    arch: &str,
+) -> Result<bool> {
+    let targets: Vec<&str> = if arch.is_empty() { default_targets(step) } else { vec![arch] };
+    let launch = crate::launch::with_defines((step.launch)(shape), defines);
+    let with: Vec<String> = launch.defines.iter().map(|(n, v)| format!("{n}={v}")).collect();
     for arch in targets {
-        for launch in crate::testing::variants(step) {
-            let launch = crate::launch::with_defines(launch, defines);
-            let c = crate::compile::compile(kernel, &launch.defines, arch)?;
-            let with: Vec<String> = launch.defines.iter().map(|(n, v)| format!("{n}={v}")).collect();
-            let r = c.resources;
-            println!(
-                "{} compiles for {arch} ({}): {} registers, {} B shared memory, {} B stack, {} B spilled",
-                kernel.name,
-                if with.is_empty() { "no defines".to_string() } else { with.join(" ") },
-                r.registers,
-                r.smem_bytes,
-                r.stack_bytes,
-                r.spills()
-            );
-            for line in c.log.lines().filter(|l| l.contains("warning")) {
-                println!("    {line}");
-            }
+        let c = crate::compile::compile(kernel, &launch.defines, arch)?;
+        let r = c.resources;
+        println!(
+            "{} compiles for {arch} at {shape} ({}): {} registers, {} B shared memory, {} B stack, {} B spilled",
+            kernel.name,
+            if with.is_empty() { "no defines".to_string() } else { with.join(" ") },
+            r.registers,
+            r.smem_bytes,
+            r.stack_bytes,
+            r.spills()
+        );
+        for line in c.log.lines().filter(|l| l.contains("warning")) {
+            println!("    {line}");
         }
     }
     Ok(true)
@@ -256,7 +265,8 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
     // The kernel file first: a missing file is the problem to report, whatever the machine has.
     let kernel = opts.kernel.as_deref().map(|k| KernelSource::from_file_over(k, &step.kernel)).transpose()?;
     if let Some(arch) = &opts.compile_only {
-        return compile_only(step, kernel.as_ref().unwrap_or(&step.kernel), &opts.defines, arch);
+        let kernel = kernel.as_ref().unwrap_or(&step.kernel);
+        return compile_only(step, kernel, &opts.gemm.shape, &opts.defines, arch);
     }
     let gpu = Gpu::shared().map_err(|e| match &opts.kernel {
         Some(_) if e.is_missing_gpu() => {

@@ -197,10 +197,9 @@ pub fn variants_for(step: &Step, shapes: &[Shape]) -> Vec<crate::Launch> {
     out
 }
 
-/// The targets a step's kernel is compiled for without a GPU: its own architecture (sm_90a for
-/// step 9), or Ampere and Hopper.
+/// The targets a step's kernel is compiled for without a GPU ([`crate::cli::default_targets`]).
 pub fn compile_targets(step: &Step) -> Vec<&'static str> {
-    step.arch.map_or(vec!["sm_80", "sm_90"], |a| vec![a])
+    crate::cli::default_targets(step)
 }
 
 /// Whether `old` (a kernel with its shared headers as of an older commit) and the step's kernel

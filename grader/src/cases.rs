@@ -5,10 +5,9 @@
 
 use crate::children::ChildArgs;
 use crate::gpu::Case;
-use crate::grade::{BUDGET_SPENT, Budget};
 use crate::protocol::{ChildProc, Ended};
 use crate::report::Card;
-use crate::stages::{MachineFault, ended, keep_output, named, spawn};
+use crate::stages::{BUDGET_SPENT, Budget, MachineFault, ended, keep_output, named, spawn};
 use common::testing::{cases, probes_for};
 use common::{Gemm, Step, data};
 use serde_json::Value;

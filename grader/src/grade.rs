@@ -12,12 +12,12 @@ use crate::children::ChildArgs;
 use crate::handout::refuse_inside_handout;
 use crate::policy::check_includes;
 use crate::report::{Card, write_atomically, write_text_atomically};
-use crate::stages::{MEMCHECK_CASES, MachineFault, compile_stage, memcheck_stage, speed_stage};
+use crate::stages::{BUDGET_SPENT, Budget, MEMCHECK_CASES, MachineFault, compile_stage, memcheck_stage, speed_stage};
 use crate::submission::{Scratch, Unread, read_submission, shown_name};
 use common::device::Gpu;
 use common::{Gemm, Shape, Step};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
 pub struct GradeArgs {
@@ -74,33 +74,6 @@ pub fn parse_hidden(text: &str) -> Result<Vec<Gemm>, String> {
     }
     Ok(out)
 }
-
-/// The whole grading's clock.
-#[derive(Clone, Copy)]
-pub struct Budget {
-    deadline: Instant,
-}
-
-impl Budget {
-    pub fn new(seconds: u64) -> Budget {
-        Budget { deadline: Instant::now() + Duration::from_secs(seconds) }
-    }
-
-    pub fn left(&self) -> Duration {
-        self.deadline.saturating_duration_since(Instant::now())
-    }
-
-    /// How long the next wait may be: `limit`, or what is left of the budget.
-    pub fn wait(&self, limit: Duration) -> Duration {
-        limit.min(self.left())
-    }
-
-    pub fn spent(&self) -> bool {
-        self.left().is_zero()
-    }
-}
-
-pub const BUDGET_SPENT: &str = "grading budget exhausted";
 
 /// What a grading machine needs before anything of a student is graded: NVRTC, and for a GPU
 /// grading the driver, a GPU and cuBLAS. Missing, it is the machine's fault: an error, no card.
@@ -214,15 +187,5 @@ mod tests {
         assert!(parse_hidden("1 2 3").unwrap_err().contains("line 1"));
         assert!(parse_hidden("100000 100000 1 1 0").is_err());
         assert!(parse_hidden("1 1 1 inf 0").is_err());
-    }
-
-    #[test]
-    fn the_budget_bounds_every_wait() {
-        let b = Budget::new(2);
-        assert!(b.wait(Duration::from_secs(30)) <= Duration::from_secs(2));
-        assert_eq!(b.wait(Duration::from_millis(5)), Duration::from_millis(5));
-        assert!(!b.spent());
-        let gone = Budget { deadline: Instant::now() };
-        assert!(gone.spent() && gone.wait(Duration::from_secs(9)).is_zero());
     }
 }

@@ -4,7 +4,6 @@
 
 use crate::children::{COMPILE_MEMORY, ChildArgs};
 use crate::gpu::Case;
-use crate::grade::{BUDGET_SPENT, Budget};
 use crate::policy::filter_log;
 use crate::protocol::{ChildProc, Ended, new_token};
 use crate::report::{Card, FULL_SPEED, PERFORMANCE_POINTS};
@@ -13,6 +12,33 @@ use serde_json::{Value, json};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// The whole grading's clock.
+#[derive(Clone, Copy)]
+pub struct Budget {
+    deadline: Instant,
+}
+
+impl Budget {
+    pub fn new(seconds: u64) -> Budget {
+        Budget { deadline: Instant::now() + Duration::from_secs(seconds) }
+    }
+
+    pub fn left(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// How long the next wait may be: `limit`, or what is left of the budget.
+    pub fn wait(&self, limit: Duration) -> Duration {
+        limit.min(self.left())
+    }
+
+    pub fn spent(&self) -> bool {
+        self.left().is_zero()
+    }
+}
+
+pub const BUDGET_SPENT: &str = "grading budget exhausted";
 
 /// The longest a compile may take (and the CPU seconds it may use).
 const COMPILE_SECONDS: u64 = 60;
@@ -320,6 +346,16 @@ pub fn speed_stage(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_budget_bounds_every_wait() {
+        let b = Budget::new(2);
+        assert!(b.wait(Duration::from_secs(30)) <= Duration::from_secs(2));
+        assert_eq!(b.wait(Duration::from_millis(5)), Duration::from_millis(5));
+        assert!(!b.spent());
+        let gone = Budget { deadline: Instant::now() };
+        assert!(gone.spent() && gone.wait(Duration::from_secs(9)).is_zero());
+    }
 
     #[test]
     fn faults_are_named() {

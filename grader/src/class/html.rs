@@ -10,6 +10,24 @@ fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
 }
 
+/// The longest reason a row of the report or the CSV keeps.
+const REASON_CHARS: usize = 200;
+
+/// The first line of a reason, with the next where the first ends in `:` (a compile error's
+/// first diagnostic), shortened.
+pub fn one_line(why: &str) -> String {
+    let mut lines = why.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut first = lines.next().unwrap_or("").to_string();
+    if first.ends_with(':') {
+        first = format!("{first} {}", lines.next().unwrap_or(""));
+    }
+    let mut out: String = first.trim_end().chars().take(REASON_CHARS).collect();
+    if first.chars().count() > REASON_CHARS {
+        out.push_str("...");
+    }
+    out
+}
+
 /// (passed, scored) cases of a card.
 pub fn counts(card: &Value) -> (usize, usize) {
     let tests = card["tests"].as_array().map(Vec::as_slice).unwrap_or_default();
@@ -201,7 +219,7 @@ pub fn report(step: &str, results: &[(Entry, Result<Value, String>)]) -> String 
             }
             Err(why) => (0.0, "-".into(), "-".into(), why.clone()),
         };
-        let why = super::csv::one_line(&why);
+        let why = one_line(&why);
         let _ = write!(
             page,
             "<tr><td><a href=\"cards/{0}.txt\">{0}</a><br><small>{1}</small></td><td class=\"num\">{score:.1}</td>\
@@ -265,6 +283,12 @@ mod tests {
         // A kind comes from the reason, not from a file name inside it.
         assert_eq!(kind("public 7x11x13 alpha=1 beta=0: multitask.cu (fp32) on 7x11x13: 3 wrong"), "wrong results");
         assert_eq!(kind("task cancelled"), "the Slurm task did not finish");
+        assert_eq!(one_line("\nk.cu(3): error: x\n  x = 1;\n"), "k.cu(3): error: x");
+        assert_eq!(
+            one_line("k.cu does not compile for sm_90:\nk.cu(3): error: x\n"),
+            "k.cu does not compile for sm_90: k.cu(3): error: x"
+        );
+        assert!(one_line(&"y".repeat(500)).ends_with("..."));
         assert_eq!(kind("not graded: no NVRTC"), "not graded (the machine failed)");
         let page = report("step04-bankfree", &[(e("a"), Ok(compiles)), (e("link"), Ok(link))]);
         assert!(page.contains("class report (no GPU)") && page.contains(NO_GPU), "{page}");
