@@ -107,10 +107,8 @@ pub fn grade(a: GradeArgs) -> Result<(), String> {
     };
     let mode = if a.no_gpu { "no-gpu" } else { "gpu" };
     let mut card = Card::new(a.step.name, &shown_name(&a.file), mode);
-    match grade_card(&a, submission, &hidden, &budget, &mut card) {
-        Ok(()) => {}
-        Err(MachineFault(why)) => return Err(format!("the grading machine failed, so nothing was scored: {why}")),
-    }
+    grade_card(&a, submission, &hidden, &budget, &mut card)
+        .map_err(|MachineFault(why)| format!("the grading machine failed, so nothing was scored: {why}"))?;
     if budget.spent() && card.stopped.is_none() {
         card.stopped = Some(BUDGET_SPENT.into());
     }
