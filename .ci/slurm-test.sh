@@ -21,6 +21,9 @@ cp "$root/step04-bankfree/src/kernel.cu" "$subs/two/b.cu"
 cp "$root/labs/cheats/leak-proc-cmdline.cu" "$subs/mallory.cu"
 cp "$root/labs/cheats/compile-bomb.cu" "$subs/bomb.cu"
 printf '#include "sgemm.cuh"\nextern "C" __global__ void sgemm(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) { oops = 1; }\n' > "$subs/typo.cu"
+# A link to a file the submission does not own, and a name that reads as an option.
+ln -s "$root/labs/hidden-example.txt" "$subs/link.cu"
+cp "$root/step04-bankfree/src/kernel.cu" "$subs/--help.cu"
 out=$work/out
 
 wait_for() { # job id
@@ -60,7 +63,7 @@ for s in roster:
         continue
     card = json.load(open(f"{out}/students/{s['id']}.json"))
     alone = tempfile.mktemp(suffix=".json")
-    subprocess.run([grader, "grade", "04", s["file"], "--no-gpu", "--budget", "20", "--json", alone], check=True, capture_output=True)
+    subprocess.run([grader, "grade", "--no-gpu", "--budget", "20", "--json", alone, "--", "04", s["file"]], check=True, capture_output=True)
     mine = json.load(open(alone))
     verdict = lambda c: (round(c["score"], 3), [(t["name"], t["score"] > 0 or t["max_score"] == 0) for t in c["tests"]])
     assert verdict(card) == verdict(mine), (s["id"], verdict(card), verdict(mine))
@@ -70,7 +73,10 @@ print(f"{checked} verdicts equal to grade's")
 # of wall time first (the budget). Either is a verdict.
 expected = {"doe-jane_1001": ["compiles"], "o-brien-pat_1002": ["compiles"], "empty": ["no submission found"],
             "two": ["several .cu files"], "mallory": ["an include that is not allowed"], "typo": ["does not compile"],
-            "bomb": ["the compiler ran out of time or memory", "grading budget exhausted"]}
+            "bomb": ["the compiler ran out of time or memory", "grading budget exhausted"],
+            "link": ["refused: a symbolic link"], "help": ["compiles"]}
+staff = os.listdir(f"{out}/staff")
+assert len(staff) == sum("file" in s for s in roster), ("a staff record per graded student", staff)
 rows = {l.split(",")[0]: l for l in open(f"{out}/class.csv").read().splitlines()[1:]}
 for sid, wants in expected.items():
     assert any(w in rows[sid] for w in wants), (sid, rows[sid])

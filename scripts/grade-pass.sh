@@ -5,8 +5,8 @@
 # their own test (the bundle's tests/grader-cheats), which prints a CHEAT line per kernel.
 #   scripts/grade-pass.sh BUNDLE SKELETONS OUT [refs] [skeletons] [broken] [solutions]
 # SKELETONS holds stepNN.cu files made by `cargo xtask handout NN`. ONLY (a regular expression)
-# narrows every part to the grades whose label matches (e.g. ONLY='step1[0-3]'). Each grade's card and
-# Gradescope JSON go to OUT; a table of the totals is printed last.
+# narrows every part to the grades whose label matches (e.g. ONLY='step1[0-3]'). Each grade's card,
+# Gradescope JSON and staff's record go to OUT; a table of the totals is printed last.
 set -u
 bundle=$(cd "$1" && pwd); skel=$2; out=$3; shift 3
 parts=${*:-refs skeletons broken solutions}
@@ -23,8 +23,8 @@ grade() { # label, step, file
   local label=$1 step=$2 file=$3
   [[ $label =~ ${ONLY:-.} ]] || return 0
   local start; start=$(date +%s%N)
-  "$grader" grade "$step" "$file" --hidden "$hidden" --perf-shape "${PERF_SHAPE:-4096}" \
-    --json "$out/$label.json" > "$out/$label.log" 2>&1
+  "$grader" grade --hidden "$hidden" --perf-shape "${PERF_SHAPE:-4096}" \
+    --json "$out/$label.json" --staff "$out/$label.staff.txt" -- "$step" "$file" > "$out/$label.log" 2>&1
   local secs=$(( ($(date +%s%N) - start) / 100000000 )); secs="$((secs / 10)).$((secs % 10))"
   local card
   card=$(sed -n '/^score card/,$p' "$out/$label.log")

@@ -11,7 +11,7 @@ use crate::roofline::Floors;
 use crate::runner::Runner;
 use crate::step::Step;
 use crate::timing::TimingPlan;
-use crate::{Gemm, Precision, Result, Shape, data};
+use crate::{Error, Gemm, Precision, Result, Shape, data};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -28,6 +28,8 @@ pub struct Options {
     /// Compile-time defines to add or replace (`STAGES=4`, `BM=64`): experiments with the
     /// step's own kernel.
     pub defines: Vec<(&'static str, i64)>,
+    /// Only compile, with NVRTC, no GPU: for this architecture, or (empty) for the default ones.
+    pub compile_only: Option<String>,
 }
 
 /// The flags as clap parses them; [`Options`] is what they mean.
@@ -72,6 +74,19 @@ struct Args {
     /// Add or replace a compile-time define of the kernel (repeatable), e.g. --define STAGES=4
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_define)]
     define: Vec<(String, i64)>,
+    /// Only compile the kernel with NVRTC and show its log, no GPU needed: the variant the shape picks, for ARCH (default: sm_80 and sm_90, or the step's own)
+    #[arg(long, value_name = "ARCH", num_args = 0..=1, default_missing_value = "", value_parser = parse_arch)]
+    compile_only: Option<String>,
+}
+
+/// A clap value parser for a GPU architecture: `sm_XY` or `sm_XYa` (empty: the default).
+fn parse_arch(text: &str) -> std::result::Result<String, String> {
+    let digits = text.strip_prefix("sm_").map(|d| d.strip_suffix('a').unwrap_or(d));
+    match digits {
+        _ if text.is_empty() => Ok(String::new()),
+        Some(d) if !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()) => Ok(text.to_string()),
+        _ => Err(format!("{text:?} is not an architecture: write sm_XY, e.g. sm_80, sm_90 or sm_90a")),
+    }
 }
 
 /// `--define` values as launch defines, whose names are `'static`: these few live as long as
@@ -146,6 +161,7 @@ impl Options {
             verify_only: a.verify_only,
             precision: a.precision.as_deref().and_then(Precision::parse),
             defines: static_defines(a.define),
+            compile_only: a.compile_only,
         })
     }
 }
@@ -206,11 +222,58 @@ pub fn main_variants(variants: &[Step]) -> ExitCode {
     }
 }
 
+/// The targets a kernel is compiled for without a GPU: the step's own architecture (sm_90a for
+/// steps 9-13), or Ampere and Hopper.
+pub fn default_targets(step: &Step) -> Vec<&'static str> {
+    step.arch.map_or(vec!["sm_80", "sm_90"], |a| vec![a])
+}
+
+/// `--compile-only`: the kernel through NVRTC in the variant the step's launch picks for `shape`
+/// (with the `--define`s), for `arch` or (empty) [`default_targets`]; one line per compile, and
+/// the log's warnings. A compile error is the error, with NVRTC's log.
+fn compile_only(
+    step: &Step,
+    kernel: &KernelSource,
+    shape: &Shape,
+    defines: &[(&'static str, i64)],
+    arch: &str,
+) -> Result<bool> {
+    let targets: Vec<&str> = if arch.is_empty() { default_targets(step) } else { vec![arch] };
+    let launch = crate::launch::with_defines((step.launch)(shape), defines);
+    let with: Vec<String> = launch.defines.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    for arch in targets {
+        let c = crate::compile::compile(kernel, &launch.defines, arch)?;
+        let r = c.resources;
+        println!(
+            "{} compiles for {arch} at {shape} ({}): {} registers, {} B shared memory, {} B stack, {} B spilled",
+            kernel.name,
+            if with.is_empty() { "no defines".to_string() } else { with.join(" ") },
+            r.registers,
+            r.smem_bytes,
+            r.stack_bytes,
+            r.spills()
+        );
+        for line in c.log.lines().filter(|l| l.contains("warning")) {
+            println!("    {line}");
+        }
+    }
+    Ok(true)
+}
+
 /// Verifies and times one GEMM; Ok(false) when the kernel computed a wrong answer.
 pub fn run(step: &Step, opts: &Options) -> Result<bool> {
     // The kernel file first: a missing file is the problem to report, whatever the machine has.
     let kernel = opts.kernel.as_deref().map(|k| KernelSource::from_file_over(k, &step.kernel)).transpose()?;
-    let gpu = Gpu::shared()?;
+    if let Some(arch) = &opts.compile_only {
+        let kernel = kernel.as_ref().unwrap_or(&step.kernel);
+        return compile_only(step, kernel, &opts.gemm.shape, &opts.defines, arch);
+    }
+    let gpu = Gpu::shared().map_err(|e| match &opts.kernel {
+        Some(_) if e.is_missing_gpu() => {
+            Error::BadInput(format!("{e}\n(without a GPU, add `--compile-only` to see NVRTC's log for the kernel)"))
+        }
+        _ => e,
+    })?;
     let mut runner = Runner::new(&gpu, step, kernel)?.with_defines(&opts.defines);
     let cublas = Cublas::new(&gpu)?;
     let gemm = opts.gemm;
@@ -339,6 +402,10 @@ mod tests {
         assert_eq!(parse(&["--precision", "tf32"]).unwrap().precision, Some(Precision::Tf32));
         let o = parse(&["--define", "BM=64", "--define=STAGES=4"]).unwrap();
         assert_eq!(o.defines, vec![("BM", 64), ("STAGES", 4)]);
+        assert_eq!(parse(&[]).unwrap().compile_only, None);
+        assert_eq!(parse(&["--compile-only", "--kernel", "x.cu"]).unwrap().compile_only, Some(String::new()));
+        assert_eq!(parse(&["--compile-only", "sm_90a"]).unwrap().compile_only, Some("sm_90a".into()));
+        assert_eq!(parse(&["--compile-only=sm_80"]).unwrap().compile_only, Some("sm_80".into()));
     }
 
     #[test]
@@ -354,6 +421,24 @@ mod tests {
         let o = parse(&["--kernel", "/no/such/kernel.cu", "--m", "8"]).unwrap();
         let e = run(&crate::Step { ..fake_step() }, &o).unwrap_err().to_string();
         assert!(e.contains("cannot read kernel file /no/such/kernel.cu"), "{e}");
+    }
+
+    /// `--compile-only` never opens the GPU: a kernel that does not compile gets NVRTC's log with
+    /// its file and line (or, without NVRTC, the line that says how to install it).
+    #[test]
+    fn compile_only_shows_the_log_without_a_gpu() {
+        let dir = std::env::temp_dir().join(format!("compile-only-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("broken.cu");
+        std::fs::write(&file, "extern \"C\" __global__ void sgemm() {\n    undeclared = 1;\n}\n").unwrap();
+        let o = parse(&["--kernel", file.to_str().unwrap(), "--compile-only", "sm_80"]).unwrap();
+        let e = run(&fake_step(), &o).unwrap_err();
+        std::fs::remove_dir_all(&dir).unwrap();
+        match &e {
+            Error::Compile { .. } => assert!(e.to_string().contains("broken.cu(2)"), "{e}"),
+            Error::NoNvrtc => {}
+            other => panic!("{other}"),
+        }
     }
 
     fn fake_step() -> crate::Step {
@@ -402,5 +487,6 @@ mod tests {
         assert!(err(&["--shape", "4", "--m", "3"]).contains("cannot be used with"));
         assert!(err(&["--define", "STAGES"]).contains("NAME=VALUE"));
         assert!(err(&["--define", "A-B=1"]).contains("not a macro name"));
+        assert!(err(&["--compile-only", "mine.cu"]).contains("not an architecture"));
     }
 }

@@ -111,30 +111,40 @@ impl KernelSource {
     /// [`Self::hash`] with other texts of the headers (as of an older commit): the kernel, then
     /// each header it includes, directly or through another header, in the order of `headers`.
     pub fn hash_with(&self, headers: &[(&str, &str)]) -> String {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        let mut eat = |bytes: &[u8]| {
-            for b in bytes {
-                h ^= *b as u64;
-                h = h.wrapping_mul(0x0000_0100_0000_01b3);
-            }
-        };
-        eat(self.code.as_bytes());
-        let mut included = vec![false; headers.len()];
-        let mut texts = vec![self.code.as_ref()];
-        while let Some(text) = texts.pop() {
-            for (i, (name, header)) in headers.iter().enumerate() {
-                if !included[i] && text.contains(&format!("#include \"{name}\"")) {
-                    included[i] = true;
-                    texts.push(header);
-                }
-            }
-        }
-        for ((name, text), _) in headers.iter().zip(included).filter(|(_, i)| *i) {
-            eat(name.as_bytes());
-            eat(text.as_bytes());
-        }
-        format!("{h:016x}")
+        hash_code(self.code.as_bytes(), headers)
     }
+}
+
+/// [`KernelSource::hash`] of a kernel's bytes: the kernel, then each header it includes, directly
+/// or through another header, in the order of `headers`.
+fn hash_code(code: &[u8], headers: &[(&str, &str)]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            h ^= *b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    eat(code);
+    let includes = |text: &[u8], name: &str| {
+        let directive = format!("#include \"{name}\"");
+        text.windows(directive.len()).any(|w| w == directive.as_bytes())
+    };
+    let mut included = vec![false; headers.len()];
+    let mut texts = vec![code];
+    while let Some(text) = texts.pop() {
+        for (i, (name, header)) in headers.iter().enumerate() {
+            if !included[i] && includes(text, name) {
+                included[i] = true;
+                texts.push(header.as_bytes());
+            }
+        }
+    }
+    for ((name, text), _) in headers.iter().zip(included).filter(|(_, i)| *i) {
+        eat(name.as_bytes());
+        eat(text.as_bytes());
+    }
+    format!("{h:016x}")
 }
 
 /// What ptxas reports about one compiled kernel.
@@ -274,11 +284,12 @@ type CacheKey = (KernelSource, Vec<(String, i64)>, String);
 /// grader's children compile a submission once: the first writes, the others read).
 pub const CUBIN_CACHE_ENV: &str = "SGEMM_CUBIN_CACHE";
 
-/// The file a compile is kept in under [`CUBIN_CACHE_ENV`]: named by a hash of what it depends on.
-fn disk_cache_file(key: &CacheKey) -> Option<std::path::PathBuf> {
+/// The file a compile of `code` is kept in under [`CUBIN_CACHE_ENV`]: named by a hash of what it
+/// depends on.
+fn disk_cache_file(code: &[u8], key: &CacheKey) -> Option<std::path::PathBuf> {
     let dir = std::env::var_os(CUBIN_CACHE_ENV)?;
     let (source, defines, arch) = key;
-    let mut text = format!("{}{arch}", source.hash());
+    let mut text = format!("{}{arch}", hash_code(code, &source.served()));
     defines.iter().for_each(|(n, v)| text += &format!(" {n}={v}"));
     let name = KernelSource { name: "".into(), code: text.into(), headers: &[] }.hash();
     Some(Path::new(&dir).join(format!("{name}.cubin")))
@@ -287,13 +298,20 @@ fn disk_cache_file(key: &CacheKey) -> Option<std::path::PathBuf> {
 /// Compiles `source` for `arch` (e.g. "sm_90") with `-D NAME=VALUE` for each define.
 /// Results are cached per process: the test suite and the benches compile each variant once.
 pub fn compile(source: &KernelSource, defines: &[(&str, i64)], arch: &str) -> Result<Arc<Compiled>> {
+    compile_bytes(source, source.code.as_bytes(), defines, arch)
+}
+
+/// [`compile`] of `code`, the bytes NVRTC reads, which need not be UTF-8 (a lab submission with
+/// a Latin-1 comment); `source` names them and is what later compiles of the same kernel ask for
+/// (its text stands for the bytes: a lossy reading of them).
+pub fn compile_bytes(source: &KernelSource, code: &[u8], defines: &[(&str, i64)], arch: &str) -> Result<Arc<Compiled>> {
     static CACHE: OnceLock<Mutex<HashMap<CacheKey, Arc<Compiled>>>> = OnceLock::new();
     let key: CacheKey = (source.clone(), defines.iter().map(|(n, v)| (n.to_string(), *v)).collect(), arch.to_string());
     let cache = CACHE.get_or_init(Default::default);
     if let Some(hit) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
         return Ok(hit.clone());
     }
-    let file = disk_cache_file(&key);
+    let file = disk_cache_file(code, &key);
     // A kernel another process compiled: its CUBIN and log (the log holds the ptxas report).
     if let Some(f) = &file {
         if let (Ok(cubin), Ok(log)) = (std::fs::read(f), std::fs::read_to_string(f.with_extension("log"))) {
@@ -302,7 +320,7 @@ pub fn compile(source: &KernelSource, defines: &[(&str, i64)], arch: &str) -> Re
             return Ok(compiled);
         }
     }
-    let compiled = Arc::new(compile_with_headers(source, &source.served(), defines, arch)?);
+    let compiled = Arc::new(compile_code(&source.name, code, &source.served(), defines, arch)?);
     if let Some(f) = &file {
         // Best effort: the log first, so that a CUBIN on disk always has its log.
         let _ =
@@ -324,11 +342,22 @@ pub fn compile_with_headers(
     defines: &[(&str, i64)],
     arch: &str,
 ) -> Result<Compiled> {
+    compile_code(&source.name, source.code.as_bytes(), headers, defines, arch)
+}
+
+/// One compile of the bytes `code`, reported as `file`.
+fn compile_code(
+    file: &str,
+    code: &[u8],
+    headers: &[(&str, &str)],
+    defines: &[(&str, i64)],
+    arch: &str,
+) -> Result<Compiled> {
     if !nvrtc_present() {
         return Err(Error::NoNvrtc);
     }
-    let src = cstring(&source.code, &source.name)?;
-    let name = cstring(&source.name, "kernel file name")?;
+    let src = CString::new(code).map_err(|_| Error::BadInput(format!("{file} contains a NUL byte")))?;
+    let name = cstring(file, "kernel file name")?;
     let header_texts: Vec<CString> = headers.iter().map(|(n, t)| cstring(t, n)).collect::<Result<_>>()?;
     let header_names: Vec<CString> = headers.iter().map(|(n, _)| cstring(n, n)).collect::<Result<_>>()?;
     let text_ptrs: Vec<*const c_char> = header_texts.iter().map(|c| c.as_ptr()).collect();
@@ -374,7 +403,7 @@ pub fn compile_with_headers(
             if let Some(hint) = failure_hint(&log, include_dirs.is_empty()) {
                 log.push_str(&hint);
             }
-            return Err(Error::Compile { file: source.name.to_string(), arch: arch.to_string(), log });
+            return Err(Error::Compile { file: file.to_string(), arch: arch.to_string(), log });
         }
         Ok(Compiled { cubin: cubin?, resources: Resources::parse(&log), log, arch: arch.to_string() })
     }

@@ -197,10 +197,9 @@ pub fn variants_for(step: &Step, shapes: &[Shape]) -> Vec<crate::Launch> {
     out
 }
 
-/// The targets a step's kernel is compiled for without a GPU: its own architecture (sm_90a for
-/// step 9), or Ampere and Hopper.
+/// The targets a step's kernel is compiled for without a GPU ([`crate::cli::default_targets`]).
 pub fn compile_targets(step: &Step) -> Vec<&'static str> {
-    step.arch.map_or(vec!["sm_80", "sm_90"], |a| vec![a])
+    crate::cli::default_targets(step)
 }
 
 /// Whether `old` (a kernel with its shared headers as of an older commit) and the step's kernel
@@ -257,16 +256,31 @@ pub fn compiles_cleanly(source: &crate::KernelSource, defines: &[(&str, i64)], a
     Ok(())
 }
 
-/// Whether NVRTC is missing where it must not be: CI sets `SGEMM_REQUIRE_NVRTC`, and there a
-/// missing NVRTC fails the compile trials instead of leaving them ignored.
-fn nvrtc_missing_ok() -> bool {
-    std::env::var_os("SGEMM_REQUIRE_NVRTC").is_none()
+/// Whether a missing NVRTC fails instead of leaving the compile trials ignored: CI sets
+/// `SGEMM_REQUIRE_NVRTC`, and so does a lab handout (in its `.cargo/config.toml`), where a
+/// student's `cargo test` must never say ok without having compiled the kernel.
+pub fn nvrtc_required() -> bool {
+    std::env::var_os("SGEMM_REQUIRE_NVRTC").is_some()
+}
+
+/// The one line a required NVRTC that is missing fails with: what to install, and that an install
+/// in a virtual environment is found while the environment is active.
+pub fn nvrtc_missing() -> String {
+    format!(
+        "the kernel must be compiled here (SGEMM_REQUIRE_NVRTC is set: CI, or a lab handout), but {}; \
+         an install in a virtual environment is found while it is active (`source VENV/bin/activate`)",
+        Error::NoNvrtc
+    )
 }
 
 /// One trial per variant and target: the step's kernel compiles with NVRTC, no GPU needed.
+/// Without NVRTC they are ignored, or, where it is required, one trial fails with [`nvrtc_missing`].
 pub fn compile_trials(step: &Step) -> Vec<Trial> {
-    let ignore = !crate::device::nvrtc_present() && nvrtc_missing_ok();
+    let missing = !crate::device::nvrtc_present();
     let prefix = if step.precision == Precision::F32 { String::new() } else { format!("{}/", step.precision) };
+    if missing && nvrtc_required() {
+        return vec![Trial::test(format!("{prefix}compile/nvrtc"), || Err(nvrtc_missing().into())).with_kind("nvrtc")];
+    }
     let mut out = Vec::new();
     for launch in variants(step) {
         for arch in compile_targets(step) {
@@ -277,7 +291,7 @@ pub fn compile_trials(step: &Step) -> Vec<Trial> {
                     Ok(compiles_cleanly(&source, &defines_list, arch)?)
                 })
                 .with_kind("nvrtc")
-                .with_ignored_flag(ignore),
+                .with_ignored_flag(missing),
             );
         }
     }
@@ -336,8 +350,20 @@ pub fn main_variants(variants: &[Step]) -> ExitCode {
     let mut args = Arguments::from_args();
     args.test_threads.get_or_insert(1);
     if !crate::device::nvrtc_present() {
-        eprintln!("note: the kernel's compile tests are ignored: {}", Error::NoNvrtc);
+        match nvrtc_required() {
+            true => eprintln!("error: {}", nvrtc_missing()),
+            false => eprintln!("note: the kernel's compile tests are ignored: {}", Error::NoNvrtc),
+        }
     }
-    let all = variants.iter().flat_map(|s| compile_trials(s).into_iter().chain(trials(s))).collect();
+    // A step of several precisions compiles one kernel: its first variant reports a missing NVRTC.
+    let all = variants
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| {
+            let compiles =
+                compile_trials(s).into_iter().filter(move |t| i == 0 || !t.name().ends_with("compile/nvrtc"));
+            compiles.chain(trials(s))
+        })
+        .collect();
     libtest_mimic::run(&args, all).exit_code()
 }

@@ -27,12 +27,13 @@ fn site_packages(lib: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Where pip may have put `nvidia/cu13`: the user's site, an active virtual environment, pyenv's
-/// Pythons, the system's, and this workspace's `.venv*` folders.
+/// Where pip may have put `nvidia/cu13`: an active virtual environment (or conda environment), the
+/// user's site (`pip install --user`), pyenv's Pythons, the system's, and this workspace's
+/// `.venv*` folders.
 fn pip_roots() -> Vec<PathBuf> {
     let mut libs: Vec<PathBuf> = Vec::new();
-    if let Some(v) = std::env::var_os("VIRTUAL_ENV") {
-        libs.push(PathBuf::from(v).join("lib"));
+    for active in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
+        libs.extend(std::env::var_os(active).map(|v| PathBuf::from(v).join("lib")));
     }
     if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
         libs.push(home.join(".local/lib"));
@@ -91,6 +92,13 @@ pub fn nvrtc_present() -> bool {
     preload();
     // SAFETY: only tries to dlopen the library.
     unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+/// The folder of the NVRTC this process loads, found as [`nvrtc_present`] finds it: what a
+/// process started with a cleared environment (the lab grader's children) needs on its loader
+/// path to load the same one.
+pub fn nvrtc_dir() -> Option<PathBuf> {
+    if nvrtc_present() { loaded_nvrtc_dir() } else { None }
 }
 
 /// The folder of the NVRTC library this process loaded, if any.

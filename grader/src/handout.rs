@@ -2,7 +2,12 @@
 //! which contain its solution) replaced by a skeleton, and nothing of the staff's: no `labs/`
 //! (broken kernels, worked answers, hidden-case examples), no `notes/` (experiments and
 //! measurements of the solutions), no `scripts/`, no CI, no test fixtures built from a step's
-//! kernel. A marker file makes `grade` refuse inside the copy, and the README is the lab's.
+//! kernel, none of the grader's tests (the attacks it is checked against), no staff tests that
+//! need the real kernels, and of the book's chapter for course staff only what a student sees of
+//! the grading. A marker file makes `grade` refuse inside the copy, the README is the lab's, and
+//! the copy's cargo configuration requires NVRTC: a student's `cargo test` never says ok
+//! without having compiled the kernel. The grader's source stays (the `xtask` tools link it, and
+//! its soundness does not rest on its source being unknown).
 
 use crate::workspace_root;
 use common::Step;
@@ -18,10 +23,18 @@ const LEFT_OUT: &[&str] = &[
     "scripts/",
     ".ci/",
     "CONTRIBUTING.md",
+    // The attacks the grader is checked against, and its class test.
+    "grader/tests/",
     // Built from step 1's kernel: the FP32 fixtures of `steps/tests/precision.rs`.
     "steps/tests/fixtures/",
     "steps/tests/precision.rs",
+    // Compares the real kernels' machine code: the skeletons have other code.
+    "steps/tests/rehash.rs",
 ];
+
+/// The markers around the part of the staff's chapter (`book/src/labs.md`) that is the handout's
+/// page on how a lab is graded.
+const STUDENT_PAGE: (&str, &str) = ("<!-- handout: from here -->", "<!-- handout: to here -->");
 
 /// The skeleton that replaces a kernel: its signature, then TODOs and an empty body. Anchors
 /// inside the original kernel stay, empty, so that the book still builds in the handout.
@@ -91,13 +104,50 @@ pub fn kept(rel: &Path) -> bool {
     !LEFT_OUT.iter().any(|p| rel.starts_with(p))
 }
 
-/// A file's text as the handout has it, where it differs from the tree's.
-fn edited(rel: &Path, text: &str) -> Option<String> {
-    // The test target whose files are left out.
-    if rel == Path::new("steps/Cargo.toml") {
-        return Some(text.replace("\n[[test]]\nname = \"precision\"\nharness = false\n", "\n"));
+/// A crate manifest without the `[[test]]` targets whose files the handout leaves out.
+fn without_left_out_tests(manifest: &Path, text: &str) -> String {
+    let dir = manifest.parent().unwrap_or(Path::new(""));
+    let blocks: Vec<&str> = text.split("\n\n").collect();
+    let kept: Vec<&str> = blocks
+        .into_iter()
+        .filter(|block| {
+            let name = block.strip_prefix("[[test]]\nname = \"").and_then(|r| r.split('"').next());
+            name.is_none_or(|n| kept(&dir.join("tests").join(format!("{n}.rs"))))
+        })
+        .collect();
+    let mut out = kept.join("\n\n");
+    if !out.ends_with('\n') {
+        out.push('\n');
     }
-    None
+    out
+}
+
+/// A file's text as the handout has it, where it differs from the tree's.
+fn edited(rel: &Path, text: &str) -> Result<Option<String>, String> {
+    let rel_text = rel.to_string_lossy();
+    Ok(Some(match rel_text.as_ref() {
+        // The maintainers' tools keep their tests to the real kernels and results.
+        "xtask/Cargo.toml" => {
+            without_left_out_tests(rel, text) + "\n[[bin]]\nname = \"xtask\"\npath = \"src/main.rs\"\ntest = false\n"
+        }
+        ".cargo/config.toml" => {
+            text.to_string()
+                + "\n[env]\n# A lab's tests compile the kernel with NVRTC: without it they fail with one line that says how to\n\
+                   # install it, instead of reporting the compile tests as ignored.\nSGEMM_REQUIRE_NVRTC = \"1\"\n"
+        }
+        "book/src/labs.md" => student_page(text)?,
+        "book/src/SUMMARY.md" => text.replace("[For course staff: labs](labs.md)", "[How your lab is graded](labs.md)"),
+        _ if rel_text.ends_with("Cargo.toml") && text.contains("[[test]]") => without_left_out_tests(rel, text),
+        _ => return Ok(None),
+    }))
+}
+
+/// The handout's page on grading: the student's part of the staff's chapter.
+fn student_page(chapter: &str) -> Result<String, String> {
+    let (from, to) = STUDENT_PAGE;
+    let start = chapter.find(from).ok_or(format!("book/src/labs.md has no `{from}`"))? + from.len();
+    let end = start + chapter[start..].find(to).ok_or(format!("book/src/labs.md has no `{to}`"))?;
+    Ok(format!("# How your lab is graded\n\n{}\n", chapter[start..end].trim()))
 }
 
 /// The handout's README: the task, and how to test it with and without a GPU.
@@ -110,23 +160,34 @@ fn readme(step: &Step, skeletons: &[&str]) -> String {
          The kernels of {all} are skeletons here: they compile, and write NaN into C so that every \
          correctness check fails until you write the kernel.\n\n\
          ## Test\n\n\
-         Without a GPU, with NVRTC installed (`pip install nvidia-cuda-nvrtc==13.0.88 nvidia-cuda-runtime==13.0.96 \
-         nvidia-cuda-cccl==13.0.85 nvidia-cuda-crt==13.0.88`), this compiles your kernel for sm_80 and sm_90 and \
-         fails on a compile error (the GPU tests are reported as ignored):\n\n    cargo test -p {name}\n\n\
-         With an NVIDIA GPU the same command also runs the shared shape suite against cuBLAS and a float64 \
+         Without a GPU, with NVRTC installed, this compiles your kernel for sm_80 and sm_90 and fails on a \
+         compile error (the GPU tests are reported as ignored):\n\n    cargo test -p {name}\n\n\
+         This copy requires NVRTC (its `.cargo/config.toml` sets `SGEMM_REQUIRE_NVRTC`): without it the \
+         command fails with one line that says how to install it, and never reports a kernel it did not \
+         compile as passing. Install NVRTC and the CUDA headers with\n\n    {pip}\n\n\
+         (found in your home, no paths to set), or with the same `pip install` inside a virtual \
+         environment: it is found while the environment is active (`source VENV/bin/activate`, which sets \
+         `VIRTUAL_ENV`), or when the environment is a `.venv*` folder at the top of this copy. A CUDA \
+         toolkit on `LD_LIBRARY_PATH` works too.\n\n\
+         NVRTC's log for your kernel alone, no GPU needed (`--kernel mine.cu` for another file):\n\n    \
+         cargo run -p {name} -- --compile-only\n\n\
+         With an NVIDIA GPU the same `cargo test` also runs the shared shape suite against cuBLAS and a float64 \
          reference. Time it against cuBLAS:\n\n    cargo bench -p {name}\n\n\
          One verified and timed GEMM of any shape, or your kernel from another file with the step's launch:\n\n    \
          cargo run --release -p {name} -- --m 1000 --n 1001 --k 999\n    \
          cargo run --release -p {name} -- --kernel mine.cu\n\n\
+         `cargo test --workspace` runs every test of this copy.\n\n\
          ## Submit\n\n\
          Submit `{name}/src/kernel.cu` alone. It is graded by the course staff on the public shape suite, on hidden \
          shapes, on precision probes, under compute-sanitizer, and on its speed against the step's reference \
-         solution; it is compiled by itself, so it may include only the ladder's own headers ({headers}) and the \
-         CUDA headers (`<mma.h>`, `<cuda_fp16.h>`, ...). Grading needs the staff's copy of the ladder: \
-         `cargo xtask grade` refuses in this one.\n",
+         solution; it is compiled by itself, so it may include only the ladder's own headers ({headers}) and \
+         the CUDA headers (`<mma.h>`, `<cuda_fp16.h>`, ...). Grading needs the staff's copy of the ladder: \
+         `cargo xtask grade` refuses in this one. The book's page \"How your lab is graded\" says what your score \
+         card shows.\n",
         idea = step.idea,
         all = skeletons.join(", "),
         headers = step.kernel.served().iter().map(|(h, _)| format!("`\"{h}\"`")).collect::<Vec<_>>().join(", "),
+        pip = common::toolkit::PIP_INSTALL,
     )
 }
 
@@ -164,7 +225,9 @@ pub fn make(root: &Path, step: &Step, out: &Path) -> Result<usize, String> {
         } else if rel == Path::new("README.md") {
             // Replaced below.
             continue;
-        } else if let Some(text) = std::fs::read_to_string(root.join(&rel)).ok().and_then(|t| edited(&rel, &t)) {
+        } else if let Some(text) =
+            std::fs::read_to_string(root.join(&rel)).ok().map(|t| edited(&rel, &t)).transpose()?.flatten()
+        {
             write(text)?;
         } else {
             std::fs::copy(root.join(&rel), &dest).map_err(|e| format!("{}: {e}", rel.display()))?;
@@ -227,8 +290,22 @@ mod tests {
         }
         let rel: Vec<String> =
             files.iter().map(|f| f.strip_prefix(&out).unwrap().to_string_lossy().into_owned()).collect();
-        for bad in ["labs/", "notes/", "scripts/", ".ci/", "steps/tests/fixtures/"] {
+        for bad in
+            ["labs/", "notes/", "scripts/", ".ci/", "steps/tests/fixtures/", "grader/tests/", "steps/tests/rehash"]
+        {
             assert!(!rel.iter().any(|r| r.starts_with(bad)), "{bad} in the handout");
+        }
+        let read = |f: &str| std::fs::read_to_string(out.join(f)).unwrap();
+        let page = read("book/src/labs.md");
+        assert!(page.starts_with("# How your lab is graded") && page.contains("16384 bytes"), "{page}");
+        for staff in ["hidden cases around", "labs/cheats", "--hidden"] {
+            assert!(!page.contains(staff), "the handout's labs.md holds the staff's {staff:?}");
+        }
+        assert!(read("book/src/SUMMARY.md").contains("[How your lab is graded](labs.md)"));
+        assert!(read(".cargo/config.toml").contains("SGEMM_REQUIRE_NVRTC = \"1\""));
+        assert!(read("xtask/Cargo.toml").contains("test = false"));
+        for (manifest, gone) in [("grader/Cargo.toml", "cheats"), ("steps/Cargo.toml", "rehash")] {
+            assert!(!read(manifest).contains(&format!("name = \"{gone}\"")), "{manifest} still names {gone}");
         }
         for s in steps::ALL.iter().skip(3) {
             let kernel = std::fs::read_to_string(out.join(s.name).join("src/kernel.cu")).unwrap();
@@ -237,6 +314,7 @@ mod tests {
         }
         let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
         assert!(readme.starts_with("# Lab: step04-bankfree") && !readme.contains("notes/"), "{readme}");
+        assert!(readme.contains("VIRTUAL_ENV") && readme.contains("--compile-only"), "{readme}");
         assert!(std::fs::read_to_string(out.join("steps/Cargo.toml")).unwrap().contains("all_kernels"));
         assert!(!std::fs::read_to_string(out.join("steps/Cargo.toml")).unwrap().contains("precision"));
         assert_eq!(std::fs::read_to_string(out.join(MARKER)).unwrap(), "step04-bankfree\n");

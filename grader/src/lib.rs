@@ -7,11 +7,12 @@
 //! the whole grading, and the card ([`report`]) is written whatever the submission does.
 //!
 //! - `handout STEP --out DIR`: a student copy ([`handout`]).
-//! - `grade STEP FILE.cu [--hidden FILE] [--json OUT] [--timeout SECS] [--budget SECS]
-//!   [--perf-shape S] [--no-gpu]`: the score card ([`grade`]).
+//! - `grade STEP FILE.cu [--hidden FILE] [--json OUT] [--staff FILE] [--timeout SECS]
+//!   [--budget SECS] [--perf-shape S] [--no-gpu]`: the score card ([`grade`]).
 //! - `grade-class STEP --submissions DIR --out DIR [--slurm | --collect]`: a whole class
 //!   ([`class`]).
 
+mod cases;
 mod children;
 pub mod class;
 mod confine;
@@ -21,6 +22,8 @@ pub mod handout;
 mod policy;
 mod protocol;
 pub mod report;
+mod stages;
+pub mod submission;
 
 use common::{Shape, Step};
 use std::path::{Path, PathBuf};

@@ -5,9 +5,10 @@
 //! line, `TOKEN JSON`, where TOKEN is a random 128-bit value the parent sends as the first line
 //! of the child's stdin (not in its arguments or environment, which `/proc` shows). A line
 //! without the token fails the run. The child's stdout and stderr are drained while it runs,
-//! the first [`OUTPUT_CAP`] bytes of each kept and shown as output, never parsed.
+//! at most [`OUTPUT_CAP`] bytes of each kept between two reads, never parsed.
 
 use serde_json::Value;
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
@@ -15,12 +16,13 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// The descriptor a child writes its messages to.
 pub const CHANNEL_FD: i32 = 3;
 
-/// How much of a child's stdout and of its stderr the report keeps.
+/// How much of a child's stdout and of its stderr is kept between two reads.
 pub const OUTPUT_CAP: usize = 64 * 1024;
 
 /// Longest message line accepted (a case's result is a few hundred bytes).
@@ -49,7 +51,7 @@ pub fn new_token() -> Result<String, String> {
 
 /// The first `cap` bytes a reader produces; the rest is read and dropped, so that the writer
 /// never blocks on a full pipe.
-fn drain(mut from: impl Read + Send + 'static, keep: Arc<Mutex<Vec<u8>>>, cap: usize) {
+fn drain(mut from: impl Read + Send + 'static, keep: Arc<Mutex<Vec<u8>>>, cap: usize) -> JoinHandle<()> {
     std::thread::spawn(move || {
         let mut buf = [0u8; 8192];
         while let Ok(n) = from.read(&mut buf) {
@@ -60,7 +62,7 @@ fn drain(mut from: impl Read + Send + 'static, keep: Arc<Mutex<Vec<u8>>>, cap: u
             let room = cap.saturating_sub(kept.len());
             kept.extend_from_slice(&buf[..n.min(room)]);
         }
-    });
+    })
 }
 
 /// What a message line held.
@@ -89,6 +91,7 @@ pub struct ChildProc {
     messages: Receiver<Message>,
     stdout: Arc<Mutex<Vec<u8>>>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    drains: Vec<JoinHandle<()>>,
 }
 
 /// Why a wait for a message ended without one.
@@ -106,7 +109,7 @@ impl ChildProc {
     pub fn spawn(
         program: &Path,
         args: &[String],
-        env: &[(&str, String)],
+        env: &[(&str, OsString)],
         dir: &Path,
         token: &str,
     ) -> Result<ChildProc, String> {
@@ -142,8 +145,10 @@ impl ChildProc {
         let mut proc = cmd.spawn().map_err(|e| format!("cannot start {}: {e}", program.display()))?;
         drop(write_end);
         let (stdout, stderr) = (Arc::new(Mutex::new(Vec::new())), Arc::new(Mutex::new(Vec::new())));
-        drain(proc.stdout.take().expect("piped"), stdout.clone(), OUTPUT_CAP);
-        drain(proc.stderr.take().expect("piped"), stderr.clone(), OUTPUT_CAP);
+        let drains = vec![
+            drain(proc.stdout.take().expect("piped"), stdout.clone(), OUTPUT_CAP),
+            drain(proc.stderr.take().expect("piped"), stderr.clone(), OUTPUT_CAP),
+        ];
         let (send, messages) = channel();
         let token_owned = token.to_string();
         std::thread::spawn(move || {
@@ -166,7 +171,7 @@ impl ChildProc {
                 }
             }
         });
-        let mut child = ChildProc { proc, stdin: None, messages, stdout, stderr };
+        let mut child = ChildProc { proc, stdin: None, messages, stdout, stderr, drains };
         let mut stdin = child.proc.stdin.take().expect("piped");
         // A child that is already gone cannot take its token: `receive` then says how it ended.
         if writeln!(stdin, "{token}").is_ok() {
@@ -200,6 +205,19 @@ impl ChildProc {
             }
             Err(RecvTimeoutError::Disconnected) => Err(Ended::Exited(self.exit_reason())),
         }
+    }
+
+    /// Closes the child's input and waits (at most `timeout`) for it to exit, then kills what is
+    /// left and lets the drains read what it wrote last; its exit code, if it exited.
+    pub fn finish(&mut self, timeout: Duration) -> Option<i32> {
+        self.close_input();
+        let code = self.wait(timeout);
+        self.kill();
+        let deadline = std::time::Instant::now() + Duration::from_secs(1);
+        while self.drains.iter().any(|d| !d.is_finished()) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        code
     }
 
     /// Waits for the child to exit (at most `timeout`, then kills it); its exit code.
@@ -240,9 +258,11 @@ impl ChildProc {
         let _ = self.proc.wait();
     }
 
-    /// What the child printed to stdout (the submission's `printf`, capped), as text.
-    pub fn output(&self) -> String {
-        String::from_utf8_lossy(&self.stdout.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
+    /// What the child printed to stdout (the submission's `printf`) since the last call, as
+    /// text: each call takes its part, at most [`OUTPUT_CAP`] bytes.
+    pub fn take_output(&self) -> String {
+        let taken = std::mem::take(&mut *self.stdout.lock().unwrap_or_else(|p| p.into_inner()));
+        String::from_utf8_lossy(&taken).into_owned()
     }
 }
 
@@ -272,6 +292,12 @@ impl Reporter {
     /// Sends one message.
     pub fn send(&mut self, v: &Value) -> Result<(), String> {
         writeln!(self.out, "{} {v}", self.token).and_then(|_| self.out.flush()).map_err(|e| e.to_string())
+    }
+
+    /// Reports a fault of the grading machine (no GPU, no NVRTC, no confinement), found before
+    /// the submission was touched: the parent stops the grading instead of scoring it.
+    pub fn machine(&mut self, why: impl std::fmt::Display) -> Result<(), String> {
+        self.send(&serde_json::json!({ "machine": why.to_string() }))
     }
 }
 
@@ -310,9 +336,9 @@ mod tests {
         let mut c = ChildProc::spawn(Path::new("/bin/sh"), &["-c".into(), script.into()], &[], &dir, &token).unwrap();
         let v = c.receive(Duration::from_secs(10)).unwrap();
         assert_eq!(v["passed"], false);
-        c.wait(Duration::from_secs(10));
-        std::thread::sleep(Duration::from_millis(100));
-        assert_eq!(c.output().len(), OUTPUT_CAP);
+        c.finish(Duration::from_secs(10));
+        assert_eq!(c.take_output().len(), OUTPUT_CAP);
+        assert!(c.take_output().is_empty(), "a second read takes nothing twice");
         // A forged line on the channel ends the child with a reason.
         let mut c = ChildProc::spawn(
             Path::new("/bin/sh"),

@@ -1,11 +1,11 @@
 //! Holds for every kernel in the registry, with no GPU: every launch stays within CUDA's limits
 //! or is refused with an error, and the kernels kept beside the steps (experiments, the roof
 //! kernel) compile with NVRTC (ignored when libnvrtc is absent). Each step's own variants are
-//! compiled by the step's test binary.
+//! compiled by the step's test binary; what `cargo xtask rehash` compares, by `tests/rehash.rs`.
 
 use common::compile::compile;
 use common::device::nvrtc_present;
-use common::testing::{compiles_cleanly, same_machine_code, variant_shapes};
+use common::testing::{compiles_cleanly, nvrtc_missing, nvrtc_required, variant_shapes};
 use common::{KernelSource, Shape, Step};
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -67,42 +67,14 @@ fn compile_errors_name_file_and_line() -> Result<(), Failed> {
     }
 }
 
-/// `cargo xtask rehash` keeps a step's results across a header edit only where its machine code
-/// stays the same: a comment at the end of the Hopper header changes none of step 9's CUBINs, one
-/// at its start moves every line (the line tables change, the code does not), a wait that tests
-/// instead of trying changes the code.
-fn rehash_compares_machine_code() -> Result<(), Failed> {
-    let step = steps::by_id("step09-wgmma-tma-fp16").ok_or("no step 9")?;
-    let edited = |edit: &dyn Fn(&str) -> String| -> Vec<(&'static str, String)> {
-        let served = step.kernel.served().into_iter();
-        served.map(|(n, t)| (n, if n == "hopper.cuh" { edit(t) } else { t.to_string() })).collect()
-    };
-    let same = |headers: &[(&'static str, String)]| {
-        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, t)| (*n, t.as_str())).collect();
-        same_machine_code(step, &step.kernel, &headers, &[])
-    };
-    let comment = edited(&|t| format!("{t}\n// a comment no kernel compiles\n"));
-    let compared = same(&comment)?;
-    if compared == 0 {
-        return Err("no CUBIN compared".into());
-    }
-    same(&edited(&|t| format!("// a comment that moves every line below it\n\n{t}")))?;
-    let wait = edited(&|t| t.replace("mbarrier.try_wait.parity", "mbarrier.test_wait.parity"));
-    match same(&wait) {
-        Err(e) if e.contains("other machine code") => Ok(()),
-        Err(e) => Err(format!("unexpected error: {e}").into()),
-        Ok(_) => Err("a changed wait left the machine code the same".into()),
-    }
-}
-
 fn main() -> std::process::ExitCode {
     common::cli::program_start();
     let args = Arguments::from_args();
     let no_nvrtc = !nvrtc_present();
     if no_nvrtc {
-        // CI sets SGEMM_REQUIRE_NVRTC: there a missing NVRTC is a failure, not a skip.
-        if std::env::var_os("SGEMM_REQUIRE_NVRTC").is_some() {
-            eprintln!("error: SGEMM_REQUIRE_NVRTC is set but {}", common::Error::NoNvrtc);
+        // CI and a lab handout require NVRTC: there a missing NVRTC is a failure, not a skip.
+        if nvrtc_required() {
+            eprintln!("error: {}", nvrtc_missing());
             return std::process::ExitCode::FAILURE;
         }
         eprintln!("note: kernel compile tests are ignored: {}", common::Error::NoNvrtc);
@@ -112,11 +84,6 @@ fn main() -> std::process::ExitCode {
             .with_kind("nvrtc")
             .with_ignored_flag(no_nvrtc),
     ];
-    trials.push(
-        Trial::test("nvrtc/rehash-compares-machine-code", rehash_compares_machine_code)
-            .with_kind("nvrtc")
-            .with_ignored_flag(no_nvrtc),
-    );
     for (pad, arch) in [0, 1].into_iter().flat_map(|p| ARCHS.map(|a| (p, a))) {
         trials.push(
             Trial::test(format!("step04-bankfree/roof-pad{pad}-{arch}"), move || roof_compiles(pad, arch))

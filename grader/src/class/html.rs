@@ -10,6 +10,24 @@ fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
 }
 
+/// The longest reason a row of the report or the CSV keeps.
+const REASON_CHARS: usize = 200;
+
+/// The first line of a reason, with the next where the first ends in `:` (a compile error's
+/// first diagnostic), shortened.
+pub fn one_line(why: &str) -> String {
+    let mut lines = why.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut first = lines.next().unwrap_or("").to_string();
+    if first.ends_with(':') {
+        first = format!("{first} {}", lines.next().unwrap_or(""));
+    }
+    let mut out: String = first.trim_end().chars().take(REASON_CHARS).collect();
+    if first.chars().count() > REASON_CHARS {
+        out.push_str("...");
+    }
+    out
+}
+
 /// (passed, scored) cases of a card.
 pub fn counts(card: &Value) -> (usize, usize) {
     let tests = card["tests"].as_array().map(Vec::as_slice).unwrap_or_default();
@@ -24,7 +42,8 @@ pub fn speed_points(card: &Value) -> f64 {
     (card["score"].as_f64().unwrap_or(0.0) - tests).max(0.0)
 }
 
-/// The first failure of a card, or `None` for a card with none.
+/// The first failure of a card, or `None` for a card with none: a scored case or stage that
+/// failed, else why grading stopped, else why a correct kernel was not timed.
 pub fn first_failure(card: &Value) -> Option<String> {
     let tests = card["tests"].as_array()?;
     let no_gpu = card["mode"] == "no-gpu";
@@ -33,9 +52,7 @@ pub fn first_failure(card: &Value) -> Option<String> {
     match failed {
         Some(t) => Some(format!("{}: {}", t["name"].as_str().unwrap_or(""), t["output"].as_str().unwrap_or(""))),
         None if card["stopped"].is_string() => card["stopped"].as_str().map(str::to_string),
-        None if !no_gpu && card["score"].as_f64().unwrap_or(0.0) < 70.0 => {
-            card["speed_note"].as_str().map(str::to_string)
-        }
+        None if !no_gpu && card["speed"].is_null() => card["speed_note"].as_str().map(str::to_string),
         None => None,
     }
 }
@@ -52,7 +69,21 @@ pub fn result(card: &Value) -> &'static str {
 /// The kind of a failure, to group students by.
 pub fn kind(why: &str) -> &'static str {
     let w = why.to_lowercase();
-    let rules: [(&str, &str); 14] = [
+    // Why a student has no card: how Slurm ended the task, or a fault of the machine.
+    if w.starts_with("task ") || w.contains("no task ran") {
+        return "the Slurm task did not finish";
+    }
+    if w.starts_with("not graded") {
+        return "not graded (the machine failed)";
+    }
+    let rules: &[(&str, &str)] = &[
+        ("is a symbolic link", "refused: a symbolic link"),
+        ("not a regular file", "refused: not a regular file"),
+        ("the limit is", "refused: too large"),
+        ("nul byte", "refused: a NUL byte"),
+        ("is empty", "refused: empty"),
+        ("defines no kernel", "no `sgemm` kernel"),
+        ("a variant that only hidden cases use", "does not compile"),
         ("include policy", "an include that is not allowed"),
         ("does not compile", "does not compile"),
         ("compiler stopped", "the compiler ran out of time or memory"),
@@ -60,13 +91,14 @@ pub fn kind(why: &str) -> &'static str {
         ("several .cu files", "several .cu files"),
         ("budget exhausted", "grading budget exhausted"),
         ("timed out", "timed out"),
+        ("not timed: a fault", "a fault in a timed run"),
         ("a timed run produced a wrong result", "a timed run produced a wrong result"),
+        ("a fault", "a fault on the GPU"),
         ("memory errors", "memory errors (compute-sanitizer)"),
         ("wrote outside", "wrote outside its buffers"),
         ("modified its inputs", "modified its inputs"),
         ("crashed", "crashed"),
         ("exact answer", "a precision probe (not FP32 arithmetic)"),
-        ("task", "the Slurm task did not finish"),
     ];
     rules.iter().find(|(needle, _)| w.contains(needle)).map_or("wrong results", |(_, k)| k)
 }
@@ -105,10 +137,16 @@ h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem}.chart{width:100%;max-wi
 .bar{fill:#4878a8}.n,.tick{font-size:13px;text-anchor:middle;fill:#333}.scroll{overflow-x:auto}\
 table{border-collapse:collapse;font-size:.9rem}td,th{padding:.25rem .5rem;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}\
 td.num{text-align:right}.why{min-width:14rem;max-width:32rem;overflow-wrap:anywhere}.meter{background:#e6e6e6;width:10rem;max-width:40vw;height:.8rem}\
-.meter div{background:#4878a8;height:100%}ul{padding-left:1.2rem}li{overflow-wrap:anywhere}";
+.meter div{background:#4878a8;height:100%}ul{padding-left:1.2rem}li{overflow-wrap:anywhere}\
+.note{background:#fff3cd;border-left:4px solid #c69500;padding:.5rem .75rem;overflow-wrap:anywhere}";
+
+/// What a report of cards graded without a GPU says first.
+pub const NO_GPU: &str = "Graded without a GPU (--no-gpu): only the include policy and the compile were checked, \
+                          no case ran, so the scores below are not grades.";
 
 /// The report of a class; `results` in roster order.
 pub fn report(step: &str, results: &[(Entry, Result<Value, String>)]) -> String {
+    let no_gpu = results.iter().any(|(_, r)| r.as_ref().is_ok_and(|c| c["mode"] == "no-gpu"));
     let scores: Vec<f64> =
         results.iter().map(|(_, r)| r.as_ref().map_or(0.0, |c| c["score"].as_f64().unwrap_or(0.0))).collect();
     let graded = results.iter().filter(|(_, r)| r.is_ok()).count();
@@ -117,11 +155,13 @@ pub fn report(step: &str, results: &[(Entry, Result<Value, String>)]) -> String 
     let median = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0);
     let mut page = format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{0}: class report</title><style>{STYLE}</style></head><body><h1>{0}: class report</h1>\
+         <title>{0}: class report{3}</title><style>{STYLE}</style></head><body><h1>{0}: class report{3}</h1>{4}\
          <p>{1} students, {graded} graded; median score {median:.1} of 100.</p><h2>Scores</h2>{2}",
         esc(step),
         results.len(),
-        histogram(&scores)
+        histogram(&scores),
+        if no_gpu { " (no GPU)" } else { "" },
+        if no_gpu { format!("<p class=\"note\"><b>{}</b></p>", esc(NO_GPU)) } else { String::new() },
     );
     // Speed of the submissions with every case correct.
     page += "<h2>Speed of the correct submissions</h2><div class=\"scroll\"><table><tr><th>student</th><th>of the reference</th><th></th><th>of cuBLAS</th><th></th></tr>";
@@ -179,7 +219,7 @@ pub fn report(step: &str, results: &[(Entry, Result<Value, String>)]) -> String 
             }
             Err(why) => (0.0, "-".into(), "-".into(), why.clone()),
         };
-        let why: String = why.lines().next().unwrap_or("").chars().take(160).collect();
+        let why = one_line(&why);
         let _ = write!(
             page,
             "<tr><td><a href=\"cards/{0}.txt\">{0}</a><br><small>{1}</small></td><td class=\"num\">{score:.1}</td>\
@@ -220,5 +260,38 @@ mod tests {
         assert!(page.contains("href=\"cards/a.txt\""));
         assert_eq!(page, report("step04-bankfree", &results), "the same cards give the same report");
         assert!(!page.contains("http"), "nothing from the network");
+        assert!(!page.contains("no GPU"));
+    }
+
+    /// A report of a --no-gpu grading says so first; a refusal and a fault in a timed run are
+    /// failures with their reason, the fault keeping the correctness points.
+    #[test]
+    fn no_gpu_refusals_and_faults_are_named() {
+        let e = |id: &str| Entry { id: id.into(), name: id.into(), file: Ok("x.cu".into()) };
+        let compiles = json!({"score": 0.0, "mode": "no-gpu", "speed": null, "stopped": null, "speed_note": "",
+            "tests": [{"name": "compile", "score": 0.0, "max_score": 0.0, "output": "compiles for sm_90"}]});
+        let link = json!({"score": 0.0, "mode": "no-gpu", "speed": null, "stopped": null, "speed_note": "",
+            "tests": [{"name": "submission", "score": 0.0, "max_score": 70.0,
+                       "output": "refused: link.cu is a symbolic link, not a regular file: submit the kernel's .cu file itself"}]});
+        let fault = json!({"score": 70.0, "mode": "gpu", "speed": null, "stopped": null,
+            "speed_note": "not timed: a fault: an illegal memory access; a timed run failed",
+            "tests": [{"name": "public 1x1x1", "score": 70.0, "max_score": 70.0, "output": "ok"},
+                      {"name": "timed runs at 2048x2048x2048", "score": 0.0, "max_score": 0.0, "output": "a fault"}]});
+        assert_eq!(result(&compiles), "compiles (no GPU: cases not run)");
+        assert_eq!(result(&link), "refused: a symbolic link");
+        assert_eq!(result(&fault), "a fault in a timed run");
+        // A kind comes from the reason, not from a file name inside it.
+        assert_eq!(kind("public 7x11x13 alpha=1 beta=0: multitask.cu (fp32) on 7x11x13: 3 wrong"), "wrong results");
+        assert_eq!(kind("task cancelled"), "the Slurm task did not finish");
+        assert_eq!(one_line("\nk.cu(3): error: x\n  x = 1;\n"), "k.cu(3): error: x");
+        assert_eq!(
+            one_line("k.cu does not compile for sm_90:\nk.cu(3): error: x\n"),
+            "k.cu does not compile for sm_90: k.cu(3): error: x"
+        );
+        assert!(one_line(&"y".repeat(500)).ends_with("..."));
+        assert_eq!(kind("not graded: no NVRTC"), "not graded (the machine failed)");
+        let page = report("step04-bankfree", &[(e("a"), Ok(compiles)), (e("link"), Ok(link))]);
+        assert!(page.contains("class report (no GPU)") && page.contains(NO_GPU), "{page}");
+        assert!(page.contains("link.cu is a symbolic link"));
     }
 }

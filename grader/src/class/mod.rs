@@ -4,16 +4,21 @@
 //!
 //! The output folder holds `roster.json` (the students, in a fixed order: a Slurm task's index is
 //! its position), `students/<id>.json` (each card, written atomically by `grade`),
-//! `cards/<id>.txt` (the card as printed), `class.csv`, `report.html`, and for Slurm `slurm/`
-//! (the job script, its logs, the job id).
+//! `cards/<id>.txt` (the card as printed), `staff/<id>.txt` (the staff's record: hidden cases,
+//! whole compile logs; never for students), `ended/<id>.json` (how each student's `grade` ended),
+//! `class.csv`, `report.html`, and for Slurm `slurm/` (the job script, its logs, the job id).
+//! Nothing is written outside it.
 
+mod csv;
 mod html;
 mod roster;
 mod slurm;
 
 use crate::report::write_atomically;
+pub use html::NO_GPU as NO_GPU_NOTE;
 use roster::Entry;
 use serde_json::{Value, json};
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -69,27 +74,25 @@ pub struct ClassArgs {
     pub collect: bool,
 }
 
-/// The `grade` arguments every student gets.
-fn grade_args(a: &ClassArgs, file: &Path, card: &Path) -> Vec<String> {
-    let mut v = vec![
-        "grade".to_string(),
-        a.step.id(),
-        file.display().to_string(),
-        "--json".into(),
-        card.display().to_string(),
-        "--timeout".into(),
-        a.timeout.to_string(),
-        "--budget".into(),
-        a.budget.to_string(),
-        "--perf-shape".into(),
-        a.perf_shape.to_string(),
-    ];
+/// The `grade` arguments every student gets: the options, then `--`, the step and the file (a
+/// file name is never read as an option).
+fn grade_args(a: &ClassArgs, file: &Path, id: &str) -> Vec<OsString> {
+    let mut v: Vec<OsString> = vec!["grade".into(), "--json".into(), card_path(&a.out, id).into()];
+    v.extend(["--staff".into(), staff_path(&a.out, id).into()]);
+    for (flag, value) in [
+        ("--timeout", a.timeout.to_string()),
+        ("--budget", a.budget.to_string()),
+        ("--perf-shape", a.perf_shape.to_string()),
+    ] {
+        v.extend([flag.into(), value.into()]);
+    }
     if let Some(h) = &a.hidden {
-        v.extend(["--hidden".to_string(), h.display().to_string()]);
+        v.extend(["--hidden".into(), h.clone().into()]);
     }
     if a.no_gpu {
         v.push("--no-gpu".into());
     }
+    v.extend(["--".into(), a.step.id().into(), file.into()]);
     v
 }
 
@@ -97,39 +100,80 @@ fn card_path(out: &Path, id: &str) -> PathBuf {
     out.join("students").join(format!("{id}.json"))
 }
 
-/// Grades one student in a child process (`grade`), its printed card kept in `cards/`.
+fn staff_path(out: &Path, id: &str) -> PathBuf {
+    out.join("staff").join(format!("{id}.txt"))
+}
+
+fn ended_path(out: &Path, id: &str) -> PathBuf {
+    out.join("ended").join(format!("{id}.json"))
+}
+
+/// The folders of `out` that grading writes into.
+const FOLDERS: [&str; 4] = ["students", "cards", "staff", "ended"];
+
+/// Grades one student in a child process (`grade`), its printed card kept in `cards/` and how it
+/// ended in `ended/`: a `grade` that wrote no card failed for a reason of the machine's.
 fn grade_one(a: &ClassArgs, entry: &Entry, gpu: Option<usize>) -> Result<(), String> {
+    let result = run_grade(a, entry, gpu);
+    let v = match &result {
+        Ok(()) => json!({ "ended": "graded" }),
+        Err(why) => json!({ "ended": why }),
+    };
+    write_atomically(&ended_path(&a.out, &entry.id), &v)?;
+    result
+}
+
+fn run_grade(a: &ClassArgs, entry: &Entry, gpu: Option<usize>) -> Result<(), String> {
     let out = &a.out;
     let file = entry.file.as_ref().map_err(Clone::clone)?;
     let card = card_path(out, &entry.id);
+    let _ = std::fs::remove_file(&card);
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut cmd = Command::new(exe);
-    cmd.args(grade_args(a, file, &card));
+    cmd.args(grade_args(a, file, &entry.id));
     if let Some(g) = gpu {
         cmd.env("SGEMM_DEVICE", g.to_string());
     }
     let output = cmd.output().map_err(|e| format!("cannot start grade: {e}"))?;
     let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
     std::fs::write(out.join("cards").join(format!("{}.txt", entry.id)), &text).map_err(|e| e.to_string())?;
-    if !card.exists() {
+    if !output.status.success() || !card.exists() {
         // `grade` refused before it could write a card (a machine problem): say so.
-        let why = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("grade failed").to_string();
-        return Err(why);
+        let why = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("grade failed");
+        return Err(why.trim_start_matches("error: ").to_string());
+    }
+    Ok(())
+}
+
+/// What grading here needs of the machine, checked before any student is graded: NVRTC, and for
+/// a GPU grading the GPUs and cuBLAS (without opening a context: each `grade` opens its own).
+fn preflight(a: &ClassArgs) -> Result<(), String> {
+    if !common::device::nvrtc_present() {
+        return Err(common::Error::NoNvrtc.to_string());
+    }
+    if !a.no_gpu {
+        gpus(a)?;
+        if !common::device::cublas_present() {
+            return Err(common::Error::NoCublas.to_string());
+        }
     }
     Ok(())
 }
 
 /// The GPUs to use: those asked for, or every one the driver sees.
 fn gpus(a: &ClassArgs) -> Result<Vec<usize>, String> {
-    if !a.gpus.is_empty() {
-        return Ok(a.gpus.clone());
-    }
     if !common::device::driver_present() {
         return Err(common::Error::NoDriver.to_string());
     }
     let n = cudarc::driver::CudaContext::device_count().map_err(|e| format!("no usable NVIDIA GPU: {e}"))?;
     if n < 1 {
         return Err("the driver sees no GPU".into());
+    }
+    if let Some(g) = a.gpus.iter().find(|&&g| g >= n as usize) {
+        return Err(format!("--gpus names GPU {g}, but this machine has {n}"));
+    }
+    if !a.gpus.is_empty() {
+        return Ok(a.gpus.clone());
     }
     Ok((0..n as usize).collect())
 }
@@ -169,8 +213,9 @@ impl Progress {
     }
 }
 
-/// Grades `todo` here: one worker per GPU (or per two CPU cores without a GPU).
-fn grade_here(a: &ClassArgs, todo: Vec<Entry>) -> Result<(), String> {
+/// Grades `todo` here: one worker per GPU (or per two CPU cores without a GPU); the students
+/// left without a card, and why.
+fn grade_here(a: &ClassArgs, todo: Vec<Entry>) -> Result<Vec<(String, String)>, String> {
     let workers: Vec<Option<usize>> = if a.no_gpu {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         vec![None; (cores / 2).max(1)]
@@ -196,11 +241,7 @@ fn grade_here(a: &ClassArgs, todo: Vec<Entry>) -> Result<(), String> {
         }
     });
     let failures = failures.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    // A machine problem (no driver, no NVRTC) fails every student alike: stop, do not report zeros.
-    if !failures.is_empty() && failures.len() == todo.len() && todo.iter().all(|e| e.file.is_ok()) {
-        return Err(format!("grading failed for every student: {}", failures[0].1));
-    }
-    Ok(())
+    Ok(failures)
 }
 
 /// The roster of a previous run in `out`.
@@ -232,34 +273,15 @@ pub fn results(out: &Path, roster: &[Entry], slurm_states: &slurm::States) -> Ve
 /// files, byte for byte.
 fn write_reports(a: &ClassArgs, roster: &[Entry], states: &slurm::States) -> Result<(), String> {
     let results = results(&a.out, roster, states);
-    let mut csv = String::from("id,name,score,correctness_passed,correctness_scored,speed,result\n");
-    for (e, r) in &results {
-        let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
-        let line = match r {
-            Ok(card) => {
-                let (passed, scored) = html::counts(card);
-                let result = html::result(card);
-                format!(
-                    "{},{},{:.1},{passed},{scored},{:.1},{}",
-                    e.id,
-                    q(&e.name),
-                    card["score"].as_f64().unwrap_or(0.0),
-                    html::speed_points(card),
-                    q(result)
-                )
-            }
-            Err(why) => format!("{},{},0.0,0,0,0.0,{}", e.id, q(&e.name), q(why)),
-        };
-        csv += &line;
-        csv.push('\n');
-    }
-    std::fs::write(a.out.join("class.csv"), csv).map_err(|e| e.to_string())?;
+    std::fs::write(a.out.join("class.csv"), csv::class_csv(&results)).map_err(|e| e.to_string())?;
     let page = html::report(&a.step.id(), &results);
     std::fs::write(a.out.join("report.html"), page).map_err(|e| e.to_string())?;
+    let no_gpu = results.iter().any(|(_, r)| r.as_ref().is_ok_and(|c| c["mode"] == "no-gpu"));
     println!(
-        "{} students: {} graded; class.csv and report.html in {}",
+        "{} students: {} graded{}; class.csv and report.html in {}",
         results.len(),
         results.iter().filter(|(_, r)| r.is_ok()).count(),
+        if no_gpu { " without a GPU (the compile stage only: the scores are not grades)" } else { "" },
         a.out.display()
     );
     Ok(())
@@ -267,6 +289,11 @@ fn write_reports(a: &ClassArgs, roster: &[Entry], states: &slurm::States) -> Res
 
 pub fn grade_class(a: ClassArgs) -> Result<(), String> {
     crate::handout::refuse_inside_handout()?;
+    // A machine that cannot grade stops here, before any student is scored; Slurm's nodes are
+    // checked by each task (a task without NVRTC records why, and its student is not scored).
+    if !a.collect && !a.slurm {
+        preflight(&a)?;
+    }
     if a.collect {
         let roster = load_roster(&a.out)?;
         let states = slurm::States::query(&a.out);
@@ -275,15 +302,16 @@ pub fn grade_class(a: ClassArgs) -> Result<(), String> {
     let roster = match &a.submissions {
         Some(dir) => {
             let r = roster::discover(dir)?;
-            for sub in ["students", "cards"] {
-                std::fs::create_dir_all(a.out.join(sub)).map_err(|e| format!("{}: {e}", a.out.display()))?;
-            }
+            std::fs::create_dir_all(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
             let list: Vec<Value> = r.iter().map(Entry::to_json).collect();
             write_atomically(&a.out.join("roster.json"), &json!({ "step": a.step.id(), "students": list }))?;
             r
         }
         None => load_roster(&a.out)?,
     };
+    for sub in FOLDERS {
+        std::fs::create_dir_all(a.out.join(sub)).map_err(|e| format!("{}: {e}", a.out.display()))?;
+    }
     let todo: Vec<Entry> = roster
         .iter()
         .filter(|e| a.only.is_empty() || a.only.contains(&e.id))
@@ -295,8 +323,16 @@ pub fn grade_class(a: ClassArgs) -> Result<(), String> {
         let indices: Vec<usize> = todo.iter().filter_map(|t| roster.iter().position(|e| e.id == t.id)).collect();
         return slurm::submit(&a, &indices, &roster);
     }
-    grade_here(&a, todo)?;
-    write_reports(&a, &roster, &slurm::States::default())
+    let failed = grade_here(&a, todo)?;
+    write_reports(&a, &roster, &slurm::States::default())?;
+    match failed.first() {
+        None => Ok(()),
+        Some((id, why)) => Err(format!(
+            "{} students were not graded, for a reason of the machine's (first: {id}: {why}); their rows say \
+             \"not graded\": run grade-class again when it is fixed (students with a card are kept)",
+            failed.len()
+        )),
+    }
 }
 
 /// `grade-class-task OUT INDEX`: one task of a Slurm job array grades the student at INDEX.
@@ -310,7 +346,5 @@ pub fn grade_task(t: TaskArgs) -> Result<(), String> {
     let roster = load_roster(&t.out)?;
     let entry = roster.get(t.index).ok_or(format!("no student at index {}", t.index))?;
     let args: ClassArgs = slurm::task_args(&t.out)?;
-    let result = grade_one(&args, entry, None);
-    slurm::mark_done(&t.out, &entry.id, &result)?;
-    result
+    grade_one(&args, entry, None)
 }

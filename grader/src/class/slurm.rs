@@ -103,12 +103,11 @@ pub fn submit(a: &ClassArgs, indices: &[usize], roster: &[Entry]) -> Result<(), 
     let out = std::fs::canonicalize(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
     let dir = out.join("slurm");
     std::fs::create_dir_all(dir.join("logs")).map_err(|e| e.to_string())?;
-    std::fs::create_dir_all(dir.join("done")).map_err(|e| e.to_string())?;
     // A task graded again starts without its old card, log and marker.
     for &i in indices {
         let id = &roster[i].id;
         let _ = std::fs::remove_file(super::card_path(&out, id));
-        let _ = std::fs::remove_file(dir.join("done").join(id));
+        let _ = std::fs::remove_file(super::ended_path(&out, id));
         let _ = std::fs::remove_file(dir.join("logs").join(format!("task-{i}.log")));
     }
     let mut a = a.clone();
@@ -139,17 +138,6 @@ pub fn submit(a: &ClassArgs, indices: &[usize], roster: &[Entry]) -> Result<(), 
     );
     println!("job {id}");
     Ok(())
-}
-
-/// A finished task writes its marker: its student's id, and how the grading ended.
-pub fn mark_done(out: &Path, id: &str, result: &Result<(), String>) -> Result<(), String> {
-    let dir = out.join("slurm").join("done");
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let v = match result {
-        Ok(()) => json!({ "ended": "graded" }),
-        Err(why) => json!({ "ended": why }),
-    };
-    write_atomically(&dir.join(id), &v)
 }
 
 /// What Slurm knows of each task, by roster index: `sacct`'s state where accounting is kept.
@@ -186,7 +174,7 @@ impl States {
         let state = index.and_then(|i| self.sacct.get(&i).cloned());
         // The task's own record of how its `grade` ended.
         let ended = || {
-            let text = std::fs::read_to_string(dir.join("done").join(id)).ok()?;
+            let text = std::fs::read_to_string(super::ended_path(out, id)).ok()?;
             let v = serde_json::from_str::<Value>(&text).ok()?;
             Some(format!("not graded: {}", v["ended"].as_str().unwrap_or("no card")))
         };
