@@ -60,6 +60,8 @@ pub const GPU_FIELDS: &[(&str, &str)] = &[
     ("sms", "streaming multiprocessors"),
     ("clock", "the SM clock the device reports, GHz"),
     ("peak-fp32", "FP32 SIMT peak: lanes x 2 x clock, TFLOP/s"),
+    ("peak-fp16", "dense FP16 tensor-core peak: the datasheet's FLOPs per SM and clock x SMs x clock, TFLOP/s"),
+    ("peak-tf32", "dense TF32 tensor-core peak, half FP16's, TFLOP/s"),
     ("dram", "DRAM bandwidth from the device's memory clock and bus width, GB/s"),
     ("copy", "a device-to-device copy, measured by the sweep (read + write), GB/s"),
     ("l2", "L2 cache, MiB"),
@@ -253,6 +255,12 @@ fn gpu_field(r: &Results, field: &str) -> Result<String, String> {
         "sms" => g.sms.to_string(),
         "clock" => format!("{:.2} GHz", g.sm_clock_khz as f64 / 1e6),
         "peak-fp32" => format!("{:.1} TFLOP/s", g.peak_fp32_gflops / 1e3),
+        "peak-fp16" | "peak-tf32" => {
+            let per = super::hardware::tensor_fp16_per_sm_clock(&g.name)
+                .ok_or_else(|| format!("no datasheet for {} (xtask/src/book/hardware.rs)", g.name))?;
+            let fp16 = g.sms as f64 * per as f64 * g.sm_clock_khz as f64 / 1e9;
+            format!("{:.1} TFLOP/s", if field == "peak-fp16" { fp16 } else { fp16 / 2.0 })
+        }
         "dram" => format!("{:.0} GB/s", g.peak_dram_gbs),
         "copy" => format!("{:.0} GB/s", g.measured_copy_gbs),
         "l2" => format!("{} MiB", g.l2_bytes >> 20),
