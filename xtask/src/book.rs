@@ -1,16 +1,20 @@
 //! `cargo xtask book [--check]`: the book's tables and charts, made from the recorded results
-//! alone (`results/<gpu>.json`, `results/references/<gpu>.json`, `results/profiles/<gpu>/`) into
-//! `book/src/generated/<gpu>/`, the same for the book's GPU ([`BOOK_GPU`]) in
-//! `book/src/generated/book-gpu/`, which the chapters include, the named values the chapters' prose
-//! includes (`generated/values.md`, see `values.rs`), and the diagrams, made from the steps' launch
-//! geometry (`generated/diagrams/`, see `svg/diagram`). With `--check` nothing is written; it fails
-//! when a generated file is stale, when a kernel changed after its recorded results (source
-//! hash), when an `{{#include}}` of the book or its anchor does not resolve, and when a chapter of
-//! `book/figures.txt` types a figure that no generated source backs (see `figures.rs`).
+//! alone (`results/<gpu>.json`, `results/references/<gpu>.json`, `results/profiles/<gpu>/`,
+//! `results/partials/<gpu>.json`) into `book/src/generated/<gpu>/`, the same for the book's GPU
+//! ([`BOOK_GPU`]) in `book/src/generated/book-gpu/`, which the chapters include, the named values
+//! the chapters' prose includes (`generated/values.md`, see `values.rs`), the diagrams, made from
+//! the steps' launch geometry (`generated/diagrams/`, see `svg/diagram`), and the diffs that make
+//! the Hopper rungs, from their kernels (`generated/diffs/`, see `diffs.rs`). With `--check`
+//! nothing is written; it fails when a generated file is stale, when a kernel changed after its
+//! recorded results, profiles or partials (source hash), when an `{{#include}}` of the book or its
+//! anchor does not resolve, and when a chapter of `book/figures.txt` types a figure that no
+//! generated source backs (see `figures.rs`).
 
 mod checks;
+mod diffs;
 mod figures;
 pub mod hardware;
+mod partials;
 mod profiles;
 mod readme;
 mod tables;
@@ -38,11 +42,13 @@ pub fn generate(
     all: &[Results],
     references: &BTreeMap<String, References>,
     profiles: &BTreeMap<String, profiles::Profiles>,
+    partials: &partials::Partials,
 ) -> Result<BTreeMap<String, String>, String> {
     let book = all.iter().find(|r| r.slug == BOOK_GPU).ok_or_else(|| {
         format!("no results/{BOOK_GPU}.json: the book's GPU (BOOK_GPU in xtask/src/book.rs) has no recorded sweep")
     })?;
     let mut out = crate::svg::diagram::generate(book)?;
+    out.extend(diffs::files()?);
     for r in all {
         let files = gpu_files(r, references.get(&r.slug), profiles.get(&r.slug));
         for (rel, body) in files {
@@ -52,8 +58,16 @@ pub fn generate(
             out.insert(format!("{}/{rel}", r.slug), body);
         }
     }
+    for (slug, p) in partials {
+        for (rel, body) in partials::tables(p) {
+            if *slug == BOOK_GPU {
+                out.insert(format!("{BOOK_GPU_DIR}/{rel}"), body.clone());
+            }
+            out.insert(format!("{slug}/{rel}"), body);
+        }
+    }
     out.insert("hardware.md".into(), hardware::table(all));
-    let sources = values::Sources { all, profiles };
+    let sources = values::Sources { all, profiles, partials };
     out.insert(values::FILE.into(), values::file(book_src, &sources)?);
     Ok(out)
 }
@@ -86,7 +100,7 @@ fn gpu_files(
         }
     }
     out.insert("tensor.md".into(), tables::tensor(r));
-    out.insert("climb.md".into(), tables::climb(r));
+    out.insert("climb.md".into(), tables::climb(r, profiles));
     out.insert("gflops.svg".into(), crate::svg::chart::gflops(r));
     out.insert("scaling.svg".into(), crate::svg::chart::scaling(r));
     out.insert("roofline.svg".into(), crate::svg::roofline::roofline(r));
@@ -99,11 +113,13 @@ pub fn run(check: bool) -> Result<(), String> {
     let all = crate::results::load_all(&root)?;
     let references = crate::references::load_all(&root)?;
     let profiles = profiles::load_all(&root)?;
+    let partials = partials::load_all(&root)?;
     let generated = book_src.join("generated");
-    let files = generate(&book_src, &all, &references, &profiles)?;
+    let files = generate(&book_src, &all, &references, &profiles, &partials)?;
     let mut problems = checks::stale_hashes(&all);
     problems.extend(checks::stale_reference_hashes(&references));
     problems.extend(profiles::stale(&profiles));
+    problems.extend(partials::stale(&partials));
     let readmes = readme::readmes(&root, &all);
     let figures = figures::check(&root.join("book"))?;
     if check {

@@ -11,6 +11,8 @@ struct Datasheet {
     memory: &'static str,
     shared_kib_per_sm: u32,
     registers_per_sm: u32,
+    /// Dense FP16 tensor-core FLOPs per SM and clock (FP32 accumulate); TF32 does half.
+    tensor_fp16_per_sm_clock: u32,
     /// For a GPU without results: SMs, FP32 lanes per SM, boost clock (GHz), DRAM bandwidth
     /// (TB/s, as the datasheet gives it) and L2 (MiB).
     unmeasured: Option<(u32, u32, f64, &'static str, u32)>,
@@ -22,6 +24,7 @@ const DATASHEETS: &[Datasheet] = &[
         memory: "141 GB HBM3e",
         shared_kib_per_sm: 228,
         registers_per_sm: 65536,
+        tensor_fp16_per_sm_clock: 4096,
         unmeasured: None,
     },
     Datasheet {
@@ -29,6 +32,7 @@ const DATASHEETS: &[Datasheet] = &[
         memory: "80 GB HBM3",
         shared_kib_per_sm: 228,
         registers_per_sm: 65536,
+        tensor_fp16_per_sm_clock: 4096,
         unmeasured: None,
     },
     Datasheet {
@@ -36,6 +40,7 @@ const DATASHEETS: &[Datasheet] = &[
         memory: "40 or 80 GB HBM2e",
         shared_kib_per_sm: 164,
         registers_per_sm: 65536,
+        tensor_fp16_per_sm_clock: 2048,
         unmeasured: Some((108, 64, 1.41, "1.6-2.0", 40)),
     },
 ];
@@ -43,6 +48,22 @@ const DATASHEETS: &[Datasheet] = &[
 /// Shared memory per SM of the GPU called `name` (KiB), from its datasheet.
 pub fn shared_kib_per_sm(name: &str) -> Option<u32> {
     DATASHEETS.iter().find(|d| d.name == name).map(|d| d.shared_kib_per_sm)
+}
+
+/// Dense FP16 tensor-core FLOPs per SM and clock of the GPU called `name`, from its datasheet.
+pub fn tensor_fp16_per_sm_clock(name: &str) -> Option<u32> {
+    DATASHEETS.iter().find(|d| d.name == name).map(|d| d.tensor_fp16_per_sm_clock)
+}
+
+/// "1070.4 / 535.2 TFLOP/s (4,096 / 2,048 FLOP per SM and clock)": dense FP16 and TF32.
+fn tensor_peaks(sms: u32, clock_ghz: f64, per_sm_clock: u32) -> String {
+    let fp16 = sms as f64 * per_sm_clock as f64 * clock_ghz / 1e3;
+    format!(
+        "{fp16:.1} / {:.1} TFLOP/s ({} / {} per SM and clock)",
+        fp16 / 2.0,
+        thousands(per_sm_clock),
+        thousands(per_sm_clock / 2)
+    )
 }
 
 /// The table: the book's GPU first, then the other GPUs with results, then those known only by
@@ -64,6 +85,7 @@ pub fn table(all: &[Results]) -> String {
                 format!("{lanes:.0}"),
                 format!("{clock:.2} GHz"),
                 format!("{:.1} TFLOP/s", g.peak_fp32_gflops / 1e3),
+                sheet.map_or("?".into(), |d| tensor_peaks(g.sms, clock, d.tensor_fp16_per_sm_clock)),
                 format!("{}, {:.2} TB/s", sheet.map_or("?", |d| d.memory), g.peak_dram_gbs / 1e3),
                 format!("{:.2} TB/s", g.measured_copy_gbs / 1e3),
                 format!("{} MiB", g.l2_bytes >> 20),
@@ -81,6 +103,7 @@ pub fn table(all: &[Results]) -> String {
                 lanes.to_string(),
                 format!("{clock:.2} GHz"),
                 format!("{:.1} TFLOP/s", (sms * lanes) as f64 * 2.0 * clock / 1e3),
+                tensor_peaks(sms, clock, d.tensor_fp16_per_sm_clock),
                 format!("{}, {dram} TB/s", d.memory),
                 "-".into(),
                 format!("{l2} MiB"),
@@ -94,6 +117,7 @@ pub fn table(all: &[Results]) -> String {
         "FP32 lanes per SM",
         "boost clock",
         "FP32 SIMT peak (lanes x 2 FLOP x clock)",
+        "tensor cores, dense FP16 / TF32 with FP32 accumulation (per SM and clock x SMs x clock)",
         "DRAM",
         "device-to-device copy, measured (read + write)",
         "L2 cache",
@@ -115,8 +139,9 @@ pub fn table(all: &[Results]) -> String {
         s += "\n";
     }
     s += "\nMeasured columns: the SMs, clock, memory clock and bus width as the harness reads them off the \
-          device, with the copy the sweep measures (`results/<gpu>.json`); memory size, shared memory and \
-          registers, and every figure of a datasheet column, from NVIDIA's datasheets.\n";
+          device, with the copy the sweep measures (`results/<gpu>.json`); memory size, shared memory, \
+          registers and the tensor cores' FLOPs per SM and clock, and every figure of a datasheet column, \
+          from NVIDIA's datasheets.\n";
     s
 }
 
@@ -148,6 +173,7 @@ mod tests {
         let t = super::table(&all);
         assert!(t.contains("| NVIDIA H200 (the chapters' GPU)"), "{t}");
         assert!(t.contains("19.5 TFLOP/s"), "the A100's peak from its datasheet: {t}");
+        assert!(t.contains("311.9 / 155.9 TFLOP/s (2,048 / 1,024 per SM and clock)"), "the A100's tensor cores: {t}");
         assert_eq!(super::thousands(65536), "65,536");
     }
 }

@@ -13,7 +13,8 @@ use std::fmt::Write;
 use std::path::Path;
 
 /// The counters the book names, in the order its tables show them: metric, key (for a named
-/// value), and what it counts. Others a file holds follow under their metric names.
+/// value), and what it counts. The metrics a command asked for that are not here follow under
+/// their own names.
 const COUNTERS: &[(&str, &str, &str)] = &[
     ("gpu__time_duration.sum", "time", "time"),
     ("sm__cycles_elapsed.avg.per_second", "clock", "SM clock"),
@@ -39,40 +40,34 @@ const COUNTERS: &[(&str, &str, &str)] = &[
     (
         "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
         "stall-long-scoreboard",
-        "stalled on global memory and barriers' waits (long scoreboard), per issue",
+        "global memory, an mbarrier's wait (long scoreboard)",
     ),
-    (
-        "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
-        "stall-barrier",
-        "stalled at a barrier, per issue",
-    ),
-    (
-        "smsp__average_warps_issue_stalled_membar_per_issue_active.ratio",
-        "stall-membar",
-        "stalled at a memory fence, per issue",
-    ),
+    ("smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio", "stall-barrier", "a barrier"),
+    ("smsp__average_warps_issue_stalled_membar_per_issue_active.ratio", "stall-membar", "a memory fence"),
     (
         "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio",
         "stall-short-scoreboard",
-        "stalled on shared memory (short scoreboard), per issue",
+        "shared memory (short scoreboard)",
     ),
     (
         "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio",
         "stall-mio-throttle",
-        "stalled on a full shared-memory queue (MIO throttle), per issue",
+        "a full shared-memory queue (MIO throttle)",
     ),
     (
         "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio",
         "stall-math-pipe",
-        "stalled on a busy math pipe, per issue",
+        "a busy math pipe",
     ),
-    (
-        "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio",
-        "stall-wait",
-        "stalled on a fixed latency (wait), per issue",
-    ),
-    ("smsp__average_warps_issue_stalled_sleeping_per_issue_active.ratio", "stall-sleeping", "sleeping, per issue"),
+    ("smsp__average_warps_issue_stalled_wait_per_issue_active.ratio", "stall-wait", "a fixed latency (wait)"),
+    ("smsp__average_warps_issue_stalled_sleeping_per_issue_active.ratio", "stall-sleeping", "sleeping"),
 ];
+
+/// Nsight Compute's per-issue stall ratios: the warps stalled for one reason, on average, per
+/// instruction issued. The tables show them apart, as warps per issued instruction.
+fn is_stall(metric: &str) -> bool {
+    metric.starts_with("smsp__average_warps_issue_stalled_") && metric.ends_with("_per_issue_active.ratio")
+}
 
 /// One counter as the file gives it.
 #[derive(Clone, Debug, PartialEq)]
@@ -195,15 +190,51 @@ pub fn parse(text: &str) -> Result<Profile, String> {
     Ok(Profile { about, counters })
 }
 
-/// A counter's value as the book prints it: a percentage with one decimal, anything else as
-/// Nsight Compute gave it, with its unit.
+/// A counter's value in the book's units: times in µs, clocks in MHz, bytes in MB or GB (10^6,
+/// 10^9), counts of a million or more in millions, percentages with one decimal, the per-issue
+/// stall ratios with two; anything else as Nsight Compute gave it, with its unit.
 fn shown(c: &Counter) -> String {
-    let number = c.value.replace(',', "").parse::<f64>().ok();
-    match (number, c.unit.as_str()) {
-        (Some(v), "%") => format!("{v:.1}%"),
-        (_, "") => c.value.clone(),
+    let Some(v) = c.value.replace(',', "").parse::<f64>().ok() else {
+        return if c.unit.is_empty() { c.value.clone() } else { format!("{} {}", c.value, c.unit) };
+    };
+    let unit = c.unit.to_ascii_lowercase();
+    let scale = |units: &[(&str, f64)]| units.iter().find(|(u, _)| *u == unit).map(|(_, f)| v * f);
+    let time = scale(&[("ns", 1e-3), ("nsecond", 1e-3), ("us", 1.0), ("usecond", 1.0), ("ms", 1e3), ("msecond", 1e3)]);
+    let hz = scale(&[("hz", 1.0), ("khz", 1e3), ("mhz", 1e6), ("ghz", 1e9)]);
+    let bytes = scale(&[("byte", 1.0), ("kbyte", 1e3), ("mbyte", 1e6), ("gbyte", 1e9), ("tbyte", 1e12)]);
+    match (time, hz, bytes) {
+        (Some(us), _, _) => format!("{us:.1} µs"),
+        (_, Some(hz), _) => format!("{:.0} MHz", hz / 1e6),
+        (_, _, Some(b)) if b >= 1e9 => format!("{:.2} GB", b / 1e9),
+        (_, _, Some(b)) => format!("{:.1} MB", b / 1e6),
+        _ if unit == "%" => format!("{v:.1}%"),
+        _ if is_stall(&c.metric) => format!("{v:.2}"),
+        _ if v >= 1e6 => format!("{} million", significant(v / 1e6)),
+        _ if unit.is_empty() || unit == "inst" => c.value.clone(),
         _ => format!("{} {}", c.value, c.unit),
     }
+}
+
+/// Three significant figures: 1.26, 18.6, 245.
+fn significant(v: f64) -> String {
+    match v {
+        v if v >= 100.0 => format!("{v:.0}"),
+        v if v >= 10.0 => format!("{v:.1}"),
+        v => format!("{v:.2}"),
+    }
+}
+
+/// The metrics the profile's command asked for (`--metrics a,b,...`), in its order; none when
+/// the command does not say (then the table shows the counters the book names).
+fn requested(command: &str) -> Vec<&str> {
+    let mut words = command.split_whitespace();
+    while let Some(w) = words.next() {
+        if let Some(list) = w.strip_prefix("--metrics=").or_else(|| (w == "--metrics").then(|| words.next()).flatten())
+        {
+            return list.split(',').filter(|m| !m.is_empty()).collect();
+        }
+    }
+    Vec::new()
 }
 
 impl Profile {
@@ -220,7 +251,8 @@ impl Profile {
 }
 
 /// The profile table of `step` on the GPU called `gpu`, with its command; or what to run where
-/// there is none yet.
+/// there is none yet. It shows the metrics the command asked for (a raw page holds every device
+/// attribute and each metric's .min, .max and .avg besides), the stall ratios apart.
 pub fn table(gpu: &str, step: &Step, profiles: Option<&Profiles>) -> String {
     let id = step.id();
     let Some(p) = profiles.and_then(|p| p.get(&id)) else {
@@ -230,19 +262,33 @@ pub fn table(gpu: &str, step: &Step, profiles: Option<&Profiles>) -> String {
         );
     };
     let about = |k: &str| p.about.get(k).map_or("?", String::as_str);
+    let asked = requested(about("command"));
+    let shown_here = |c: &&Counter| {
+        if asked.is_empty() { COUNTERS.iter().any(|k| k.0 == c.metric) } else { asked.contains(&c.metric.as_str()) }
+    };
+    let mut rows: Vec<&Counter> = Vec::new();
+    for (metric, _, _) in COUNTERS {
+        rows.extend(p.counters.iter().filter(|c| c.metric == *metric).filter(shown_here));
+    }
+    for metric in &asked {
+        rows.extend(p.counters.iter().filter(|c| c.metric == *metric && !COUNTERS.iter().any(|k| k.0 == c.metric)));
+    }
+    let label = |c: &Counter| COUNTERS.iter().find(|k| k.0 == c.metric).map_or("", |k| k.2);
     let mut s = format!(
         "Nsight Compute {}, one launch of `sgemm` at 4096³ on the {gpu}, {}:\n\n| counter | metric | value |\n|---|---|---:|\n",
         about("ncu"),
         about("date"),
     );
-    let mut rows: Vec<&Counter> = Vec::new();
-    for (metric, _, _) in COUNTERS {
-        rows.extend(p.counters.iter().filter(|c| c.metric == *metric));
+    for c in rows.iter().filter(|c| !is_stall(&c.metric)) {
+        let _ = writeln!(s, "| {} | `{}` | {} |", label(c), c.metric, shown(c));
     }
-    rows.extend(p.counters.iter().filter(|c| !COUNTERS.iter().any(|k| k.0 == c.metric)));
-    for c in rows {
-        let label = COUNTERS.iter().find(|k| k.0 == c.metric).map_or("", |k| k.2);
-        let _ = writeln!(s, "| {label} | `{}` | {} |", c.metric, shown(c));
+    let stalls: Vec<&&Counter> = rows.iter().filter(|c| is_stall(&c.metric)).collect();
+    if !stalls.is_empty() {
+        s += "\nWarps stalled, per issued instruction: on average, how many warps wait for each reason \
+              each time a scheduler issues an instruction.\n\n| waiting for | metric | warps per issued instruction |\n|---|---|---:|\n";
+        for c in stalls {
+            let _ = writeln!(s, "| {} | `{}` | {} |", label(c), c.metric, shown(c));
+        }
     }
     let _ = write!(
         s,
@@ -313,6 +359,14 @@ mod tests {
 "0","4242","step09-wgmma-tma","gpu-node","sgemm","1","7","(128, 1, 1)","(16, 64, 1)","0","9.0","282.91","1,234.5","56.97"
 "#;
 
+    /// What the raw page holds besides the metrics asked for: device attributes and each metric's
+    /// .min/.max/.avg, in Nsight Compute's own units.
+    const RAW_MORE: &str = r#"# command: ncu --csv --page raw --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,dram__bytes_read.sum,smsp__inst_executed.sum,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio target/release/step12-epilogue --verify-only
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","device__attribute_display_name","dram__bytes_read.avg","dram__bytes_read.sum","gpu__time_duration.sum","sm__cycles_elapsed.avg.per_second","smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio","smsp__inst_executed.sum"
+"","","","","","","","","","","","","byte","byte","ns","hz","inst","inst"
+"0","1","s","h","sgemm","1","7","(384, 1, 1)","(132, 1, 1)","0","9.0","NVIDIA H200","2,629,424","126,212,352","190,368","1,549,590,474.21","6.41","18,593,492"
+"#;
+
     /// The same launch on the `details` page: a row per metric.
     const DETAILS: &str = r#""ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
 "0","4242","step09-wgmma-tma","gpu-node","sgemm","1","7","(128, 1, 1)","(16, 64, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","usecond","282.91"
@@ -331,7 +385,8 @@ mod tests {
             Counter { metric: "lts__t_bytes.sum".into(), unit: "Gbyte".into(), value: "1,234.5".into() }
         );
         assert_eq!(raw.value("tensor-pipe").unwrap(), "57.0%");
-        assert_eq!(raw.value("time").unwrap(), "282.91 usecond");
+        assert_eq!(raw.value("time").unwrap(), "282.9 µs");
+        assert_eq!(raw.value("l2-bytes").unwrap(), "1234.50 GB");
         assert!(raw.value("dram-read").unwrap_err().contains("it has time, tensor-pipe, l2-bytes"));
         let details = parse(DETAILS).unwrap();
         assert_eq!(details.counters, raw.counters);
@@ -361,6 +416,21 @@ mod tests {
         assert!(t.contains("```console\nncu --clock-control none"), "{t}");
         assert!(t.contains("    --metrics gpu__time_duration.sum"), "{t}");
         assert!(table("NVIDIA H200", step, None).contains("No profile of `step09-wgmma-tma-fp16`"));
+        // Only what the command asked for, in the book's units, the stalls apart.
+        let more: Profiles = [(step.id(), parse(RAW_MORE).unwrap())].into();
+        let t = table("NVIDIA H200", step, Some(&more));
+        for row in [
+            "| time | `gpu__time_duration.sum` | 190.4 µs |",
+            "| SM clock | `sm__cycles_elapsed.avg.per_second` | 1550 MHz |",
+            "| warp instructions executed | `smsp__inst_executed.sum` | 18.6 million |",
+            "| DRAM read | `dram__bytes_read.sum` | 126.2 MB |",
+            "| waiting for | metric | warps per issued instruction |",
+            "| a barrier | `smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio` | 6.41 |",
+        ] {
+            assert!(t.contains(row), "{row}\n{t}");
+        }
+        assert!(!t.contains("device__attribute") && !t.contains(".avg`"), "{t}");
+        assert!(t.find("DRAM read").unwrap() < t.find("waiting for").unwrap(), "{t}");
         // Its kernel changed since: stale.
         let stale_ones = stale(&[("nvidia-h200".to_string(), profiles)].into());
         assert!(stale_ones.len() == 1 && stale_ones[0].contains("changed after it was profiled"), "{stale_ones:?}");

@@ -1,4 +1,6 @@
-//! The READMEs' generated regions (`<!-- generated:NAME -->`), refilled from one results file.
+//! The READMEs' generated regions (`<!-- generated:NAME -->`), refilled from one results file:
+//! the repository's README's results, heading included, from the book's GPU ([`super::BOOK_GPU`]),
+//! like the chapters; the steps' READMEs from the H100's sweep.
 
 use super::tables::gflops_row;
 use crate::results::{HEADLINE, Results, number, shape_name};
@@ -6,13 +8,15 @@ use common::Precision;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-/// The README's results table: GFLOP/s (% of cuBLAS) per step at the large squares.
+/// The README's results section, its heading first: GFLOP/s (% of cuBLAS) per step at the large
+/// squares.
 fn readme_table(r: &Results) -> String {
     let steps = r.steps();
     let mut s = format!(
-        "`cargo xtask sweep` on one {} ({} SMs, driver CUDA {}, cuBLAS {} with TF32 off), {}, alpha 1,\n\
+        "## Measured on an {}\n\n`cargo xtask sweep` on one {} ({} SMs, driver CUDA {}, cuBLAS {} with TF32 off), {}, alpha 1,\n\
          beta 0: GFLOP/s, with the percentage of cuBLAS measured in the same run. Generated from\n\
          [`results/{}.json`](results/{}.json) by `cargo xtask book`.\n\n| shape |",
+        r.sweep.gpu.name,
         r.sweep.gpu.name,
         r.sweep.gpu.sms,
         r.sweep.gpu.driver_cuda_version,
@@ -103,12 +107,15 @@ fn fill(text: &str, name: &str, content: &str) -> Option<String> {
 
 /// The READMEs with their generated regions refilled from the primary results file.
 pub fn readmes(root: &Path, all: &[Results]) -> Vec<(PathBuf, String)> {
-    let Some(r) = all.iter().find(|r| r.slug.contains("h100")).or(all.first()) else { return Vec::new() };
     let mut out = Vec::new();
     let readme = root.join("README.md");
-    if let Some(text) = std::fs::read_to_string(&readme).ok().and_then(|t| fill(&t, "results", &readme_table(r))) {
+    let book = all.iter().find(|r| r.slug == super::BOOK_GPU);
+    if let Some(text) =
+        book.and_then(|r| std::fs::read_to_string(&readme).ok().and_then(|t| fill(&t, "results", &readme_table(r))))
+    {
         out.push((readme, text));
     }
+    let Some(r) = all.iter().find(|r| r.slug.contains("h100")).or(all.first()) else { return out };
     let mut tensor: Vec<&str> = steps::ALL.iter().filter(|s| s.precision != Precision::F32).map(|s| s.name).collect();
     tensor.dedup();
     for name in tensor {

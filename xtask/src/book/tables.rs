@@ -1,36 +1,66 @@
 //! The book's tables, made from one GPU's recorded sweep (`results/<gpu>.json`).
 
+use super::profiles::{Profile, Profiles};
 use crate::results::{HEADLINE, Results, number, shape_name};
 use common::Precision;
 use std::fmt::Write;
 
-/// What limits each rung of the Hopper climb next, as its chapter's profile and tuner runs show
-/// (the chapters give the runs and their figures); keyed by crate name.
+/// What limits each rung of the Hopper climb next, in words, keyed by crate name; the bracketed
+/// part quotes the rung's own profile (`{KEY}`: a counter of `profiles.rs`, FP16 at 4096³) and is
+/// left out on a GPU without one.
 const LIMITS_NEXT: &[(&str, &str)] = &[
-    ("step08-mma-ldmatrix", "every thread copies and loads fragments: the copies' own instructions and stalls"),
+    (
+        "step08-mma-ldmatrix",
+        "every thread copies tiles and loads fragments: their instructions [({instructions} warp instructions; \
+         tensor pipe active {tensor-pipe})]",
+    ),
     (
         "step09-wgmma-tma",
-        "one warpgroup copies and multiplies: it waits for each tile's loads (Nsight Compute: long-scoreboard stalls)",
+        "one warpgroup copies and multiplies, and waits for each tile's loads [(long scoreboard: \
+         {stall-long-scoreboard} warps per issued instruction; tensor pipe active {tensor-pipe})]",
     ),
     (
         "step10-warp-specialized",
-        "each block loads its own B tile and stops the tensor cores for its last wave and its epilogue",
+        "each block loads its own B tile and runs one tile: L2's traffic, the last wave and an epilogue per tile \
+         while the tensor pipe waits [({l2-bytes} through L2; tensor pipe active {tensor-pipe})]",
     ),
     (
         "step11-cluster-persistent",
-        "the epilogue: consumers store C from registers before the next tile's products start",
+        "the epilogue: consumers store C from registers before the next tile's products start [(tensor pipe \
+         active {tensor-pipe}; at a barrier: {stall-barrier} warps per issued instruction)]",
     ),
     (
         "step12-epilogue",
-        "the epilogue, which both consumers of a block run at once while the tensor pipe waits: its writes, TMA stores and proxy fences; ping-pong consumers would hide it, but their half-size tiles need 1.67 times the shared-memory bytes per product, which the SM does not have; back to back it runs at the 700 W limit at cuBLAS's clock, so energy per GEMM is its time",
+        "the epilogue, which both consumers of a block run at once while the tensor pipe waits: its writes, \
+         TMA stores and proxy fences [(tensor pipe active {tensor-pipe}; at a barrier: {stall-barrier} warps per \
+         issued instruction)]",
     ),
 ];
+
+/// A [`LIMITS_NEXT`] line with its profile's figures, or without its bracketed part where the
+/// profile or one of its counters is missing.
+fn limits_next(template: &str, profile: Option<&Profile>) -> String {
+    let (words, rest) = template.split_once('[').unwrap_or((template, ""));
+    let (quoted, after) = rest.split_once(']').unwrap_or(("", rest));
+    let mut figures = String::new();
+    let mut parts = quoted.split('{');
+    figures += parts.next().unwrap_or_default();
+    for part in parts {
+        let (key, text) = part.split_once('}').unwrap_or((part, ""));
+        match profile.map(|p| p.value(key)) {
+            Some(Ok(v)) => figures += &v,
+            _ => return format!("{}{after}", words.trim_end()),
+        }
+        figures += text;
+    }
+    format!("{words}{figures}{after}")
+}
 
 /// The Hopper climb at 4096³ in FP16 (FP32 C): each rung from step 8, its rate, its gain on the
 /// rung before (only where both were measured in the same sweep: a ratio of two days' runs would
 /// hold the GPU's drift between them), its share of the fastest cuBLAS configuration measured
-/// beside it, and what limits it next.
-pub(super) fn climb(r: &Results) -> String {
+/// beside it, and what limits it next (with its profile's counters where the GPU has them).
+pub(super) fn climb(r: &Results, profiles: Option<&Profiles>) -> String {
     let mut s = String::from(
         "| rung | the idea | TFLOP/s | gain | % of the fastest cuBLAS | what limits it next |\n|---|---|---:|---:|---:|---|\n",
     );
@@ -43,7 +73,9 @@ pub(super) fn climb(r: &Results) -> String {
             _ => "-".to_string(),
         };
         let fastest = x.pct_of_fastest_cublas.map_or("-".to_string(), |v| format!("{v:.1}%"));
-        let next = LIMITS_NEXT.iter().find(|(n, _)| *n == step.name).map_or("", |(_, t)| t);
+        let profile = profiles.and_then(|p| p.get(&step.id()));
+        let next =
+            LIMITS_NEXT.iter().find(|(n, _)| *n == step.name).map_or(String::new(), |(_, t)| limits_next(t, profile));
         let _ = writeln!(s, "| {} | {} | {:.1} | {gain} | {fastest} | {next} |", step.name, step.idea, x.gflops / 1e3);
         prev = Some(x);
     }
@@ -227,4 +259,21 @@ pub(super) fn per_step(r: &Results, step: &str) -> String {
         let _ = writeln!(s, "- {key}: {}", shapes.join(", "));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_limits_a_rung_quotes_its_profile_or_only_words() {
+        let t = "waits for loads [(tensor pipe active {tensor-pipe})], then stops";
+        assert_eq!(limits_next(t, None), "waits for loads, then stops");
+        let root = crate::bundle::root();
+        let profiles = super::super::profiles::load_all(&root).unwrap();
+        let p = profiles.get(super::super::BOOK_GPU).and_then(|p| p.get("step09-wgmma-tma-fp16")).unwrap();
+        let v = p.value("tensor-pipe").unwrap();
+        assert_eq!(limits_next(t, Some(p)), format!("waits for loads (tensor pipe active {v}), then stops"));
+        assert_eq!(limits_next("a [({no-such-key})]", Some(p)), "a");
+    }
 }

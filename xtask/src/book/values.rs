@@ -12,13 +12,17 @@
 //! |---|---|---|
 //! | `ID_SHAPES_METRIC` | a run's figure | `step06-double-buffer_4096_pct`: `95.1%` |
 //! | `ID_SHAPES_x_OTHER` | ID's GFLOP/s over OTHER's at the same shape: OTHER a step id, or a GPU's slug (the same step there) | `step02-coalesce_4096_x_step01-naive`: `12.6x` |
-//! | `ID_profile_KEY` | a counter of the step's profile (`profiles.rs` names the keys) | `step09-wgmma-tma-fp16_profile_tensor-pipe` |
+//! | `ID_profile_KEY` | a counter of the step's profile (`profiles.rs` names the keys), in the profile table's units | `step09-wgmma-tma-fp16_profile_tensor-pipe`: `58.8%` |
+//! | `partials_RUN_SHAPES_METRIC` | a run of the partials sweep (`partials.rs`): RUN a registry id, or `ID-PART` for its partial rung PART | `partials_step11-cluster-persistent-fp16-no-multicast_4096_fastest` |
+//! | `partials_RUN_SHAPES_x_OTHER` | RUN's GFLOP/s over OTHER's, both runs of the partials sweep | `partials_step11-cluster-persistent-fp16_4096_x_step10-warp-specialized-fp16` |
 //! | `gpu_FIELD` | the GPU's record | `gpu_copy`: `4264 GB/s` |
 //!
 //! ID is a registry id (`step08-mma-ldmatrix-fp16`); SHAPES one shape (`4096` for 4096³,
 //! `4096x11008x4096`) or a range of the recorded cubes (`2048-8192`), whose values print as
-//! `94.2-95.9%`; METRIC one of [`METRICS`]; FIELD one of [`GPU_FIELDS`].
+//! `94.2-95.9%`; METRIC one of [`METRICS`]; FIELD one of [`GPU_FIELDS`]. The ratios of the
+//! partials sweep compare its own runs only: the gain of one idea, within one sweep.
 
+use super::partials::Partials;
 use super::profiles::Profiles;
 use crate::results::{HEADLINE, Results, Run};
 use common::roofline::Floors;
@@ -34,6 +38,7 @@ pub const FILE: &str = "values.md";
 pub struct Sources<'a> {
     pub all: &'a [Results],
     pub profiles: &'a BTreeMap<String, Profiles>,
+    pub partials: &'a Partials,
 }
 
 /// The metrics of one run, and how each prints.
@@ -55,6 +60,8 @@ pub const GPU_FIELDS: &[(&str, &str)] = &[
     ("sms", "streaming multiprocessors"),
     ("clock", "the SM clock the device reports, GHz"),
     ("peak-fp32", "FP32 SIMT peak: lanes x 2 x clock, TFLOP/s"),
+    ("peak-fp16", "dense FP16 tensor-core peak: the datasheet's FLOPs per SM and clock x SMs x clock, TFLOP/s"),
+    ("peak-tf32", "dense TF32 tensor-core peak, half FP16's, TFLOP/s"),
     ("dram", "DRAM bandwidth from the device's memory clock and bus width, GB/s"),
     ("copy", "a device-to-device copy, measured by the sweep (read + write), GB/s"),
     ("l2", "L2 cache, MiB"),
@@ -131,23 +138,40 @@ pub fn value(name: &str, sources: &Sources) -> Result<String, String> {
             let profile = profile.ok_or_else(|| format!("no profile of {id} in results/profiles/{slug}/"))?;
             profile.value(key)
         }
+        ["partials", rest @ ..] => {
+            let p = sources.partials.get(slug).ok_or_else(|| format!("no results/partials/{slug}.json"))?;
+            let of = |name: &str, shape| super::partials::run(p, name, shape);
+            match rest {
+                [name, shapes, "x", other] => ratios(p, shapes, |s| Ok(of(name, s)?.gflops / of(other, s)?.gflops)),
+                [name, shapes, metric] => {
+                    let runs = shapes_of(p, shapes)?.into_iter().map(|s| of(name, s)).collect::<Result<Vec<_>, _>>()?;
+                    run_metric(p, &runs, metric)
+                }
+                _ => Err("not a value of the partials: partials_RUN_SHAPES_METRIC or partials_RUN_SHAPES_x_OTHER".into()),
+            }
+        }
         [id, shapes, "x", other] => {
             let (other_gpu, other_id) = match sources.all.iter().find(|o| o.slug == *other) {
                 Some(o) => (o, *id),
                 None => (r, *other),
             };
-            let ratios = shapes_of(r, shapes)?
-                .into_iter()
-                .map(|shape| Ok(run(r, id, shape)?.gflops / run(other_gpu, other_id, shape)?.gflops))
-                .collect::<Result<Vec<f64>, String>>()?;
-            Ok(range(&ratios, ratio, "x"))
+            ratios(r, shapes, |shape| Ok(run(r, id, shape)?.gflops / run(other_gpu, other_id, shape)?.gflops))
         }
         [id, shapes, metric] => {
             let runs = shapes_of(r, shapes)?.into_iter().map(|s| run(r, id, s)).collect::<Result<Vec<_>, _>>()?;
             run_metric(r, &runs, metric)
         }
-        _ => Err("not a value name: GPU_ID_SHAPES_METRIC, ID_SHAPES_x_OTHER, ID_profile_KEY or gpu_FIELD".into()),
+        _ => Err(
+            "not a value name: GPU_ID_SHAPES_METRIC, ID_SHAPES_x_OTHER, ID_profile_KEY, partials_RUN_SHAPES_METRIC or gpu_FIELD"
+                .into(),
+        ),
     }
+}
+
+/// A ratio at each of the shapes SHAPES names in `r`, printed as a range.
+fn ratios(r: &Results, shapes: &str, at: impl Fn((u64, u64, u64)) -> Result<f64, String>) -> Result<String, String> {
+    let values = shapes_of(r, shapes)?.into_iter().map(at).collect::<Result<Vec<f64>, String>>()?;
+    Ok(range(&values, ratio, "x"))
 }
 
 fn gpu<'a>(sources: &'a Sources, slug: &str) -> Result<&'a Results, String> {
@@ -231,6 +255,12 @@ fn gpu_field(r: &Results, field: &str) -> Result<String, String> {
         "sms" => g.sms.to_string(),
         "clock" => format!("{:.2} GHz", g.sm_clock_khz as f64 / 1e6),
         "peak-fp32" => format!("{:.1} TFLOP/s", g.peak_fp32_gflops / 1e3),
+        "peak-fp16" | "peak-tf32" => {
+            let per = super::hardware::tensor_fp16_per_sm_clock(&g.name)
+                .ok_or_else(|| format!("no datasheet for {} (xtask/src/book/hardware.rs)", g.name))?;
+            let fp16 = g.sms as f64 * per as f64 * g.sm_clock_khz as f64 / 1e9;
+            format!("{:.1} TFLOP/s", if field == "peak-fp16" { fp16 } else { fp16 / 2.0 })
+        }
         "dram" => format!("{:.0} GB/s", g.peak_dram_gbs),
         "copy" => format!("{:.0} GB/s", g.measured_copy_gbs),
         "l2" => format!("{} MiB", g.l2_bytes >> 20),
@@ -250,15 +280,19 @@ fn gpu_field(r: &Results, field: &str) -> Result<String, String> {
 mod tests {
     use super::*;
 
-    fn sources<'a>(all: &'a [Results], profiles: &'a BTreeMap<String, Profiles>) -> Sources<'a> {
-        Sources { all, profiles }
+    fn sources<'a>(
+        all: &'a [Results],
+        profiles: &'a BTreeMap<String, Profiles>,
+        partials: &'a Partials,
+    ) -> Sources<'a> {
+        Sources { all, profiles, partials }
     }
 
     #[test]
     fn values_come_from_the_results() {
         let all = crate::results::load_all(&crate::bundle::root()).unwrap();
-        let none = BTreeMap::new();
-        let s = sources(&all, &none);
+        let (none, no_partials) = (BTreeMap::new(), Partials::new());
+        let s = sources(&all, &none, &no_partials);
         let book = all.iter().find(|r| r.slug == super::super::BOOK_GPU).unwrap();
         let x = book.run("step06-double-buffer", HEADLINE).unwrap();
         assert_eq!(value("step06-double-buffer_4096_pct", &s).unwrap(), format!("{:.1}%", x.pct_of_cublas));
@@ -291,11 +325,35 @@ mod tests {
             ("step06-double-buffer_4096_fastest", "has no `fastest`"),
             ("step06-double-buffer_profile_time", "no profile"),
             ("gpu_colour", "no GPU field"),
+            ("partials_step11-cluster-persistent-fp16_4096_tflops", "no results/partials/"),
             ("pct", "not a value name"),
         ] {
             let e = value(name, &s).unwrap_err();
             assert!(e.contains(why), "{name}: {e}");
         }
+    }
+
+    #[test]
+    fn values_of_the_partials_sweep() {
+        let root = crate::bundle::root();
+        let (all, partials) =
+            (crate::results::load_all(&root).unwrap(), super::super::partials::load_all(&root).unwrap());
+        let none = BTreeMap::new();
+        let s = sources(&all, &none, &partials);
+        let p = &partials[super::super::BOOK_GPU];
+        let (whole, part) = ("step11-cluster-persistent-fp16", "step11-cluster-persistent-fp16-no-multicast");
+        let x = super::super::partials::run(p, part, HEADLINE).unwrap();
+        let y = super::super::partials::run(p, whole, HEADLINE).unwrap();
+        assert_eq!(
+            value(&format!("partials_{part}_4096_tflops"), &s).unwrap(),
+            format!("{:.1} TFLOP/s", x.gflops / 1e3)
+        );
+        assert_eq!(
+            value(&format!("partials_{whole}_4096_x_{part}"), &s).unwrap(),
+            format!("{}x", ratio(y.gflops / x.gflops))
+        );
+        let e = value(&format!("partials_{whole}-nothing_4096_tflops"), &s).unwrap_err();
+        assert!(e.contains("neither a registry id"), "{e}");
     }
 
     #[test]
@@ -308,14 +366,14 @@ mod tests {
         )
         .unwrap();
         let all = crate::results::load_all(&crate::bundle::root()).unwrap();
-        let none = BTreeMap::new();
-        let text = file(&dir, &sources(&all, &none)).unwrap();
+        let (none, no_partials) = (BTreeMap::new(), Partials::new());
+        let text = file(&dir, &sources(&all, &none, &no_partials)).unwrap();
         assert_eq!(text.matches("ANCHOR: ").count(), 1, "{text}");
         assert!(
             text.contains("ANCHOR: step01-naive_4096_pct\n") && text.contains("ANCHOR_END: step01-naive_4096_pct\n")
         );
         std::fs::write(dir.join("step.md"), "{{#include generated/values.md:step01-naive_4096_nope}}\n").unwrap();
-        let e = file(&dir, &sources(&all, &none)).unwrap_err();
+        let e = file(&dir, &sources(&all, &none, &no_partials)).unwrap_err();
         assert!(e.contains("step.md:1") && e.contains("no metric `nope`"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
