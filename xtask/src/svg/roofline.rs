@@ -116,16 +116,19 @@ pub fn roofline(r: &Results) -> String {
                 .map_err(err)?;
         }
         // One label per group of ceilings closer than a label's height, just above the group's
-        // highest line and left of the roof, where no point can be; right of where the ceiling
-        // meets the roof if it is too long for that.
+        // highest line and left of the roof, where no point can be; if it is too long for that,
+        // right of the roof where it passes the label's top, so that the roof does not cross it.
         let label_h = FONT as i32 * 4 / 5;
         let y_of = |c: f64| chart.backend_coord(&(1.0, c)).1;
         for (label, c) in ceiling_labels(&ceilings, y_of, label_h) {
             let (line_y, left) = (y_of(c), chart.backend_coord(&(1.05, c)).0);
-            let width = label.chars().count() as i32 * FONT as i32 * 45 / 100;
+            let (top_y, width) = (line_y - label_h - 3, label.chars().count() as i32 * FONT as i32 * 45 / 100);
             let meets = chart.backend_coord(&(c / copy, c)).0;
-            let x = if left + width + 6 < meets { left } else { meets + 8 };
-            plot.draw(&Text::new(label, (x, line_y - label_h - 3), font(FONT))).map_err(err)?;
+            // The roof is straight on the log-log axes: its x at the label's top, from two of its points.
+            let (x2, y2) = chart.backend_coord(&(2.0 * c / copy, 2.0 * c));
+            let roof_at_top = meets + (top_y - line_y) * (x2 - meets) / (y2 - line_y).min(-1);
+            let x = if left + width + 6 < meets { left } else { roof_at_top + 6 };
+            plot.draw(&Text::new(label, (x, top_y), font(FONT))).map_err(err)?;
         }
         // The points, nudged sideways where they would cover one drawn before.
         let mut placed: Vec<(i32, i32)> = Vec::new();
