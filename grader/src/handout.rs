@@ -222,6 +222,9 @@ pub fn make(root: &Path, step: &Step, out: &Path) -> Result<usize, String> {
         let write = |text: String| std::fs::write(&dest, text).map_err(|e| format!("{}: {e}", dest.display()));
         if let Some(s) = replaced.iter().find(|s| rel == Path::new(s.name).join("src/kernel.cu")) {
             write(skeleton(s, &s.kernel.code)?)?;
+        } else if let Some(s) = diff_into(&rel, &replaced) {
+            // The book's diff that makes a rung holds that rung's kernel: the lab's to write.
+            write(format!("// The diff that makes {s} is the kernel this handout asks you to write.\n"))?;
         } else if rel == Path::new("README.md") {
             // Replaced below.
             continue;
@@ -239,6 +242,14 @@ pub fn make(root: &Path, step: &Step, out: &Path) -> Result<usize, String> {
     std::fs::write(out.join("README.md"), readme(step, &names)).map_err(|e| e.to_string())?;
     std::fs::write(out.join(MARKER), format!("{}\n", step.name)).map_err(|e| e.to_string())?;
     Ok(copied + 2)
+}
+
+/// The skeleton step that a generated diff of the book (`book/src/generated/diffs/stepAA-stepBB*.diff`)
+/// leads to, if its later kernel is one the handout replaces.
+fn diff_into<'a>(rel: &Path, replaced: &[&'a Step]) -> Option<&'a str> {
+    let name = rel.strip_prefix("book/src/generated/diffs").ok()?.to_str()?;
+    let later = name.split(['-', '.']).nth(1)?;
+    replaced.iter().map(|s| s.name).find(|s| s.split('-').next() == Some(later))
 }
 
 /// An error when the grader runs inside a handout (its workspace has the marker).
@@ -268,6 +279,16 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_diff_is_hidden_when_its_later_kernel_is_the_labs() {
+        let from = |n: &str| steps::ALL.iter().skip_while(|s| !s.name.starts_with(n)).collect::<Vec<_>>();
+        let diff = Path::new("book/src/generated/diffs/step11-step12.diff");
+        assert_eq!(diff_into(diff, &from("step12")), Some("step12-epilogue"));
+        assert_eq!(diff_into(diff, &from("step11")), Some("step12-epilogue"));
+        assert_eq!(diff_into(diff, &from("step13")), None);
+        assert_eq!(diff_into(Path::new("book/src/step12.md"), &from("step04")), None);
     }
 
     /// A handout of step 4 from this tree: nothing of the staff's, no kernel of step 4 or later,
@@ -327,6 +348,11 @@ mod tests {
         assert!(std::fs::read_to_string(out.join("steps/Cargo.toml")).unwrap().contains("all_kernels"));
         assert!(!std::fs::read_to_string(out.join("steps/Cargo.toml")).unwrap().contains("precision"));
         assert_eq!(std::fs::read_to_string(out.join(MARKER)).unwrap(), "step04-bankfree\n");
+        // The book's diffs that make the rungs hold their kernels: none comes along.
+        for diff in std::fs::read_dir(out.join("book/src/generated/diffs")).unwrap().flatten() {
+            let text = std::fs::read_to_string(diff.path()).unwrap();
+            assert!(text.contains("this handout asks you to write") && !text.contains("@@"), "{text}");
+        }
         // A later rung's kernel includes the headers of the rungs before it: they come along.
         for h in steps::find("13").unwrap().kernel.headers {
             assert!(out.join(h.path).exists(), "{} is not in the handout", h.path);
