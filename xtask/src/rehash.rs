@@ -10,7 +10,7 @@
 //! `cargo xtask sweep` (a top rung `cargo xtask references`) on a GPU. Needs git and NVRTC, no GPU.
 
 use crate::results::{Rehash, read, write};
-use common::compile::{HEADERS, KernelSource};
+use common::harness::compile::{HEADERS, KernelSource};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -87,9 +87,9 @@ impl Then<'_> {
         if old.hash_with(&headers) != recorded && old.hash_with(&named) != recorded {
             return Err(format!("{id}: its results were not measured from {}'s sources", self.from));
         }
-        let mut cubins = common::testing::same_machine_code(step, &old, &headers, shapes)?;
+        let mut cubins = common::tools::testing::same_machine_code(step, &old, &headers, shapes)?;
         for partial in step.partials {
-            cubins += common::testing::same_machine_code(&partial.step, &old, &headers, shapes)
+            cubins += common::tools::testing::same_machine_code(&partial.step, &old, &headers, shapes)
                 .map_err(|e| format!("{e} (its partial rung {})", partial.name))?;
         }
         println!("{id}: the same machine code in {cubins} CUBINs as at {}: hash {recorded} -> {now}", self.from);

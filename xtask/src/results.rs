@@ -32,7 +32,7 @@ pub struct Sweep {
     pub rehashed: Vec<Rehash>,
     pub runs: Vec<Run>,
     /// Runs of partial rungs (`cargo xtask sweep --partials`): a rung with one of its ideas left
-    /// out ([`common::step::Partial`]), so that each idea's gain compares runs of one sweep. Each
+    /// out ([`common::harness::step::Partial`]), so that each idea's gain compares runs of one sweep. Each
     /// has `partial` set and `step` the id of the rung it varies (whose kernel hash it has); kept
     /// apart from `runs`, where a step's figures are the whole rung's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -116,7 +116,7 @@ pub struct Run {
     pub defines: Vec<String>,
     /// The GPU's clock while the kernel and cuBLAS were timed (runs swept before it: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clocks: Option<common::clocks::Clocks>,
+    pub clocks: Option<common::timing::clocks::Clocks>,
 }
 
 impl Run {

@@ -148,12 +148,12 @@ fn run_grade(a: &ClassArgs, entry: &Entry, gpu: Option<usize>) -> Result<(), Str
 /// What grading here needs of the machine, checked before any student is graded: NVRTC, and for
 /// a GPU grading the GPUs and cuBLAS (without opening a context: each `grade` opens its own).
 fn preflight(a: &ClassArgs) -> Result<(), String> {
-    if !common::device::nvrtc_present() {
+    if !common::harness::device::nvrtc_present() {
         return Err(common::Error::NoNvrtc.to_string());
     }
     if !a.no_gpu {
         gpus(a)?;
-        if !common::device::cublas_present() {
+        if !common::harness::device::cublas_present() {
             return Err(common::Error::NoCublas.to_string());
         }
     }
@@ -162,7 +162,7 @@ fn preflight(a: &ClassArgs) -> Result<(), String> {
 
 /// The GPUs to use: those asked for, or every one the driver sees.
 fn gpus(a: &ClassArgs) -> Result<Vec<usize>, String> {
-    if !common::device::driver_present() {
+    if !common::harness::device::driver_present() {
         return Err(common::Error::NoDriver.to_string());
     }
     let n = cudarc::driver::CudaContext::device_count().map_err(|e| format!("no usable NVIDIA GPU: {e}"))?;

@@ -21,7 +21,7 @@
 
 use super::profiles::Profiles;
 use crate::results::{HEADLINE, Results, Run};
-use common::roofline::Floors;
+use common::timing::roofline::Floors;
 use common::{Gemm, Shape};
 use std::collections::BTreeMap;
 use std::fmt::Write;

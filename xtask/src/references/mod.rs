@@ -1,5 +1,5 @@
 //! `cargo xtask references [--torch FILE] [--shapes ...] [--precisions ...]`: the top rung of
-//! the ladder against every cuBLAS configuration a user can call ([`common::fairest`]) and, when
+//! the ladder against every cuBLAS configuration a user can call ([`common::timing::fairest`]) and, when
 //! given the file `scripts/torch-matmul.py` wrote on the same GPU, PyTorch's `torch.matmul`;
 //! each timed one at a time and back to back. Writes `results/references/<gpu>.json`, which
 //! `cargo xtask book` turns into the book's table. `--kernel` and `--define` time an experiment
@@ -24,8 +24,8 @@ pub use render::{every, targets, verdicts};
 pub use timing::{Args, run};
 
 use crate::results::read_json;
-use common::clocks::Clocks;
-use common::precision::Elem;
+use common::harness::precision::Elem;
+use common::timing::clocks::Clocks;
 use common::{Precision, Step};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
