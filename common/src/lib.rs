@@ -25,8 +25,8 @@
 //!   the error bound and what it is made of ([`bound`](verify::bound),
 //!   [`scales`](verify::scales)), a result against a reference ([`compare`](verify::compare)) and
 //!   its outcome ([`report`](verify::report));
-//!   [`probe`](verify::probe), inputs whose FP32 answer is exact, to tell FP32 arithmetic from lower
-//!   precisions;
+//!   [`probe`](verify::probe), inputs whose FP32 answer is exact, to tell FP32 arithmetic from
+//!   lower precisions;
 //!   [`check`](verify::check), a prepared problem with both references, and a kernel's verdict.
 //! - [`timing`], how fast, and against what:
 //!   [`runs`](timing::runs), CUDA-event timing, its median and turns;

@@ -32,9 +32,9 @@ pub struct Sweep {
     pub rehashed: Vec<Rehash>,
     pub runs: Vec<Run>,
     /// Runs of partial rungs (`cargo xtask sweep --partials`): a rung with one of its ideas left
-    /// out ([`common::harness::step::Partial`]), so that each idea's gain compares runs of one sweep. Each
-    /// has `partial` set and `step` the id of the rung it varies (whose kernel hash it has); kept
-    /// apart from `runs`, where a step's figures are the whole rung's.
+    /// out ([`common::harness::step::Partial`]), so that each idea's gain compares runs of one
+    /// sweep. Each has `partial` set and `step` the id of the rung it varies (whose kernel hash it
+    /// has); kept apart from `runs`, where a step's figures are the whole rung's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partials: Vec<Run>,
 }

@@ -98,8 +98,9 @@ impl Method {
 /// Times contenders (closures that each queue one run) in turns, with CUDA events. A turn is
 /// `plan.settle` of untimed runs of one contender, then its share of the samples (`plan.measure`
 /// split over `plan.rounds` turns); the contenders take turns, round after round, each round
-/// starting one contender further on. Every sample is queued behind the [gate](crate::timing::gate), so
-/// the events time the GPU's work, not the host's. Returns each contender's median.
+/// starting one contender further on. Every sample is queued behind the
+/// [gate](crate::timing::gate), so the events time the GPU's work, not the host's. Returns each
+/// contender's median.
 ///
 /// Why turns, and why the settling: the clock is the largest term. Under seconds of tensor-core
 /// work the GPU sits at its power cap and its clock drifts, so contenders timed one after the

@@ -64,7 +64,8 @@ pub struct Row {
     /// baseline every earlier step is measured against.
     pub sgemm: Option<Timing>,
     /// FP16, BF16 and TF32: cuBLAS through each of its configurations ([`CublasConfig`]), and
-    /// the kernel timed in turns with them ([`crate::timing::runs::time_in_turn`]), after criterion.
+    /// the kernel timed in turns with them ([`crate::timing::runs::time_in_turn`]), after
+    /// criterion.
     pub configs: Vec<(CublasConfig, Timing)>,
     pub kernel_in_turn: Option<Timing>,
 }

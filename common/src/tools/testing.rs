@@ -48,8 +48,8 @@ pub const EDGE_CASES: &[(Shape, f32, f32)] = &[
     (Shape::new(31, 0, 32), 1.0, 0.0),
 ];
 
-/// The precision probes ([`crate::verify::probe`]) a step in precision `p` must answer exactly: those
-/// that claim FP32 accuracy (FP32, 3xTF32, FP64). The lower precisions fail them by design.
+/// The precision probes ([`crate::verify::probe`]) a step in precision `p` must answer exactly:
+/// those that claim FP32 accuracy (FP32, 3xTF32, FP64). The lower precisions fail them by design.
 pub fn probes_for(p: Precision) -> Vec<Probe> {
     if p.fp32_accurate() { crate::verify::probe::probes() } else { Vec::new() }
 }
@@ -197,7 +197,8 @@ pub fn variants_for(step: &Step, shapes: &[Shape]) -> Vec<crate::Launch> {
     out
 }
 
-/// The targets a step's kernel is compiled for without a GPU ([`crate::tools::cli::default_targets`]).
+/// The targets a step's kernel is compiled for without a GPU
+/// ([`crate::tools::cli::default_targets`]).
 pub fn compile_targets(step: &Step) -> Vec<&'static str> {
     crate::tools::cli::default_targets(step)
 }
@@ -206,8 +207,8 @@ pub fn compile_targets(step: &Step) -> Vec<&'static str> {
 /// today compile to the same machine code, in every variant the step launches for
 /// [`variant_shapes`] and `shapes` (those of the recorded runs) and for every target: every
 /// section of the two CUBINs but the debug information (the line tables), byte for byte
-/// ([`crate::harness::compile::machine_code`]). Then results measured with `old` were measured with today's
-/// machine code. The count of CUBINs compared, or the first variant that differs.
+/// ([`crate::harness::compile::machine_code`]). Then results measured with `old` were measured
+/// with today's machine code. The count of CUBINs compared, or the first variant that differs.
 pub fn same_machine_code(
     step: &Step,
     old: &crate::KernelSource,

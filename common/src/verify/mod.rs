@@ -1,5 +1,6 @@
-//! Verification: whether a result is right. Every element of a result is checked against a bound on the rounding error a correct
-//! kernel can make, and the whole result against the same bound in the Frobenius norm.
+//! Verification: whether a result is right. Every element of a result is checked against a bound
+//! on the rounding error a correct kernel can make, and the whole result against the same bound in
+//! the Frobenius norm.
 //!
 //! The bound follows the data. For element (i, j) let `t_k = a_ik * b_kj` be the K products of
 //! the dot product, `d = sum t_k` the exact dot product and `q = sum t_k^2`. Whatever order a
@@ -34,18 +35,19 @@
 //! tie rounded the other way to exceed the accumulation's bound at small K. The reference rounds
 //! to even, and a TF32 kernel is allowed either rule, by exactly what it can change: with `dA`
 //! and `dB` the distance between the two roundings of each input (zero except at a tie), an
-//! element may move by up to `|alpha| * (dA (|B| + dB) + |A| dB)` (the `ties` of [`Terms`](bound::Terms)),
-//! a hard allowance added to the element's bound, not a multiple of sigma.
+//! element may move by up to `|alpha| * (dA (|B| + dB) + |A| dB)` (the `ties` of
+//! [`Terms`](bound::Terms)), a hard allowance added to the element's bound, not a multiple of
+//! sigma.
 //!
 //! An element that is not finite must be exactly where the reference has a non-finite value
 //! of the same kind (NaN, +inf or -inf); everywhere else it fails.
 //!
 //! Its parts: [`bound`], the error model; [`scales`], what each element's bound is made of (the
 //! TF32 tie slack among it); [`compare`], a result against a float64 or cuBLAS reference;
-//! [`report`], the outcome and its line. Around them: [`reference`](mod@reference), the two references (cuBLAS
-//! in the kernel's precision, float64 on the CPU); [`probe`], inputs with exactly one FP32
-//! answer; [`check`], a problem prepared with both references, and a kernel's verdict. The layer
-//! imports only the harness.
+//! [`report`], the outcome and its line. Around them: [`reference`](mod@reference), the two
+//! references (cuBLAS in the kernel's precision, float64 on the CPU); [`probe`], inputs with
+//! exactly one FP32 answer; [`check`], a problem prepared with both references, and a kernel's
+//! verdict. The layer imports only the harness.
 
 pub mod bound;
 pub mod check;
