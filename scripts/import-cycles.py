@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
-"""Fails if the modules of a crate import each other in a circle.
+"""Fails if a module of a crate imports a module above it: one that (through imports, or as the
+module that declares it) leads back to the importer, or one of a later layer.
 
 For each module file of the crates given (default: common, xtask, grader), every `crate::m`
 path (in `use` lines and in code) is an edge to module `m`; a path through the crate root's
-re-exports (`crate::Gemm`, `pub use problem::Gemm`) is an edge to the module that defines the
-item. Nested modules (`svg/chart.rs`) are named by their path (`svg::chart`), and `super::`
-means the parent. Prints every cycle found.
+re-exports (`crate::Gemm`, `pub use harness::problem::Gemm`) is an edge to the module that
+defines the item. Nested modules (`svg/chart.rs`) are named by their path (`svg::chart`), and
+`super::` means the parent. A module also leads to the modules it declares (`mod chart;`), so a
+child that imports its parent, or a module its parent leads to, imports back: every such edge,
+and every edge of an import circle, is a *back-arrow*. In a crate with layers (LAYERS: the
+top-level folders of `common`, in the order its `lib.rs` lists them), an import of a later
+layer is one too. Prints each back-arrow and a count per crate.
 
     scripts/import-cycles.py [CRATE_DIR ...]
 """
@@ -29,9 +34,12 @@ def strip(text):
     text = re.sub(r"//[^\n]*", "", text)
     return re.sub(r"#\[cfg\(test\)\]\s*mod tests \{.*", "", text, flags=re.S)
 
+# A crate's layers, lowest first: a module of one may import its own and earlier layers only.
+LAYERS = {"common": ["harness", "verify", "timing", "tools"]}
+
 def reexports(root_text):
     out = {}
-    for m in re.finditer(r"pub use (\w+)::\{([^}]*)\};|pub use (\w+)::(\w+);", root_text):
+    for m in re.finditer(r"pub use ((?:\w+::)*\w+)::\{([^}]*)\};|pub use ((?:\w+::)*\w+)::(\w+);", root_text):
         mod, items = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         for it in items.split(","):
             it = it.strip().split(" as ")[-1].strip()
@@ -69,21 +77,36 @@ def edges(mods):
                 graph[m].add(target)
     return graph
 
-def cycles(graph):
-    found, state, stack = [], {}, []
-    def visit(n):
-        state[n] = 1
-        stack.append(n)
-        for t in sorted(graph.get(n, ())):
-            if state.get(t) == 1:
-                found.append(stack[stack.index(t):] + [t])
-            elif t not in state:
-                visit(t)
-        stack.pop()
-        state[n] = 2
-    for n in sorted(graph):
-        if n not in state:
-            visit(n)
+def back_arrows(graph, layers):
+    """(importer, imported, why) for every import that leads back up."""
+    leads = {m: set(v) for m, v in graph.items()}
+    for m in graph:
+        if m:
+            leads.setdefault(m.rsplit("::", 1)[0] if "::" in m else "", set()).add(m)
+
+    def reaches(a, b):
+        seen, todo = set(), [a]
+        while todo:
+            n = todo.pop()
+            if n == b:
+                return True
+            if n not in seen:
+                seen.add(n)
+                todo.extend(leads.get(n, ()))
+        return False
+
+    def layer(m):
+        top = m.split("::")[0]
+        return layers.index(top) if top in layers else None
+
+    found = []
+    for a in sorted(graph):
+        for b in sorted(graph[a]):
+            if reaches(b, a):
+                why = "its parent" if a.startswith(b + "::") else "leads back to it"
+                found.append((a, b, why))
+            elif None not in (layer(a), layer(b)) and layer(b) > layer(a):
+                found.append((a, b, f"layer {layers[layer(b)]} is above {layers[layer(a)]}"))
     return found
 
 crates = sys.argv[1:] or ["common", "xtask", "grader"]
@@ -91,10 +114,10 @@ bad = 0
 for crate in crates:
     src = pathlib.Path(crate) / "src"
     graph = edges(modules(src))
-    found = cycles(graph)
+    found = back_arrows(graph, LAYERS.get(pathlib.Path(crate).name, []))
     n_edges = sum(len(v) for v in graph.values())
-    for c in found:
-        print(f"{crate}: import cycle: {' -> '.join(x or 'lib' for x in c)}")
-    print(f"{crate}: {len(graph)} modules, {n_edges} imports, {len(found)} cycles")
+    for a, b, why in found:
+        print(f"{crate}: back-arrow: {a or 'lib'} -> {b} ({why})")
+    print(f"{crate}: {len(graph)} modules, {n_edges} imports, {len(found)} back-arrows")
     bad += len(found)
 sys.exit(1 if bad else 0)

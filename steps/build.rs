@@ -3,7 +3,7 @@
 //! (diffs against the step's kernel, applied here to today's kernel: a diff that no longer applies
 //! fails the build, naming the hunk), and the roof kernel of steps 3 and 4. The test binary then needs no source tree (it runs from a bundle on a GPU node).
 
-#[path = "../common/src/patch.rs"]
+#[path = "../common/src/harness/patch.rs"]
 #[allow(dead_code)]
 mod patch;
 

@@ -1,7 +1,7 @@
 // The precisions of the ladder, one table for the host and every kernel (included as
 // "precision.cuh"). The host passes the code of its precision as PREC (`Precision::code` in
-// common/src/precision.rs; a test checks that both sides agree), and a kernel reads what it needs
-// of it from Prec<PREC>: the element types, the K of one tensor-core instruction, and the
+// common/src/harness/precision.rs; a test checks that both sides agree), and a kernel reads what
+// it needs of it from Prec<PREC>: the element types, the K of one tensor-core instruction, and the
 // conversions of C. Code that differs by precision branches on these with `if constexpr`, so no
 // function body holds an #if on the precision.
 #pragma once

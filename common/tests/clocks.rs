@@ -1,15 +1,15 @@
 //! The clock watch on a real GPU: NVML answers for the GPU the harness opened, with a clock
 //! the GPU can have. Ignored (with the reason) where there is no GPU.
 
-use common::clocks::Watch;
-use common::device::Gpu;
+use common::harness::device::Gpu;
+use common::timing::clocks::Watch;
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::process::ExitCode;
 
 fn watch_reads_the_gpu() -> Result<(), Failed> {
     let gpu = Gpu::shared()?;
     let watch = Watch::start(&gpu);
-    std::thread::sleep(common::clocks::PERIOD * 10);
+    std::thread::sleep(common::timing::clocks::PERIOD * 10);
     let clocks = watch.stop()?;
     if clocks.samples < 3 || clocks.min_mhz < 100 || clocks.max_mhz > 5000 || clocks.mean_watts <= 0.0 {
         return Err(format!("implausible readings of {}: {}", gpu.name, clocks.describe()).into());

@@ -2,9 +2,12 @@
 //! FP32 result (whatever order the kernel summed in, however much alpha*A*B and beta*C
 //! cancel), and it must always fail the mistakes kernels make. No GPU needed.
 
-use common::data::Rng;
-use common::reference::{Reference, cpu_reference};
-use common::verify::{Check, Scales, Tolerance, compare};
+use common::harness::data::Rng;
+use common::verify::bound::Tolerance;
+use common::verify::compare::compare;
+use common::verify::reference::{Reference, cpu_reference};
+use common::verify::report::Check;
+use common::verify::scales::Scales;
 use common::{Gemm, Inputs, Shape};
 
 /// How many random problems each run checks (fresh seeds each run; `VERIFIER_CASES` and
@@ -247,7 +250,7 @@ fn worker(seed: u64, cases: usize) -> Tally {
 fn no_false_failures_and_every_mistake_caught() {
     let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
     let cases = env("VERIFIER_CASES").map_or(CASES, |c| c as usize);
-    let seed = env("VERIFIER_SEED").unwrap_or_else(common::data::fresh_seed);
+    let seed = env("VERIFIER_SEED").unwrap_or_else(common::harness::data::fresh_seed);
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
     let tally = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)

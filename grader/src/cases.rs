@@ -8,8 +8,8 @@ use crate::gpu::Case;
 use crate::protocol::{ChildProc, Ended};
 use crate::report::Card;
 use crate::stages::{BUDGET_SPENT, Budget, MachineFault, ended, keep_output, named, spawn};
-use common::testing::{cases, probes_for};
-use common::{Gemm, Step, data};
+use common::tools::testing::{cases, probes_for};
+use common::{Gemm, Step, harness::data};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -33,7 +33,7 @@ pub fn all_cases(step: &Step, hidden: &[Gemm]) -> Vec<Graded> {
         hidden,
     };
     let mut out: Vec<Graded> = cases().into_iter().map(|g| graded(format!("public {g}"), g, None, false)).collect();
-    let all_probes = common::probe::probes();
+    let all_probes = common::verify::probe::probes();
     for probe in probes_for(step.precision) {
         let index = all_probes.iter().position(|p| *p == probe);
         out.push(graded(format!("probe {probe}"), probe.gemm, index, false));

@@ -8,10 +8,10 @@
 use crate::confine::{confine, limit_resources};
 use crate::gpu::{Case, Plan, Timed, run_case, time_verified};
 use crate::protocol::Reporter;
-use common::compile::{Compiled, KernelSource, compile_bytes, machine_code};
-use common::device::Gpu;
-use common::reference::Cublas;
-use common::runner::Runner;
+use common::harness::compile::{Compiled, KernelSource, compile_bytes, machine_code};
+use common::harness::device::Gpu;
+use common::harness::runner::Runner;
+use common::verify::reference::Cublas;
 use common::{Error, Gemm, Shape, Step};
 use serde_json::{Value, json};
 use std::io::BufRead;
@@ -139,8 +139,8 @@ pub fn compile_child(args: ChildArgs) -> Result<(), String> {
         }
         seen.push(defines);
     }
-    let nvrtc = common::compile::nvrtc_version().map_or_else(|e| e.to_string(), |(a, b)| format!("{a}.{b}"));
-    let from = common::toolkit::nvrtc_dir().map_or(String::new(), |d| d.display().to_string());
+    let nvrtc = common::harness::compile::nvrtc_version().map_or_else(|e| e.to_string(), |(a, b)| format!("{a}.{b}"));
+    let from = common::harness::toolkit::nvrtc_dir().map_or(String::new(), |d| d.display().to_string());
     reporter.send(&json!({ "ok": failure.is_none(), "log": failure, "hidden_only": hidden_only,
                            "confinement": confinement, "nvrtc": nvrtc, "nvrtc_dir": from }))
 }

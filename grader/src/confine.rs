@@ -40,8 +40,8 @@ fn readable(scratch: &Path) -> Vec<PathBuf> {
     if let Some(p) = std::env::var_os("LD_LIBRARY_PATH") {
         dirs.extend(std::env::split_paths(&p));
     }
-    // The CUDA headers NVRTC reads (`common::compile::cuda_include_dirs`).
-    dirs.extend(common::compile::cuda_include_dirs());
+    // The CUDA headers NVRTC reads (`common::harness::compile::cuda_include_dirs`).
+    dirs.extend(common::harness::compile::cuda_include_dirs());
     dirs.push(scratch.to_path_buf());
     dirs.retain(|d| d.exists());
     dirs
@@ -72,7 +72,7 @@ fn status(s: &RestrictionStatus) -> &'static str {
 /// only to `scratch` and `/dev` (the GPU's device files), no TCP. Irreversible.
 pub fn confine(scratch: &Path) -> Result<Confinement, String> {
     // NVRTC (and its builtins) loaded first, wherever it is: a confined process could not open it.
-    common::device::nvrtc_present();
+    common::harness::device::nvrtc_present();
     let abi = ABI::V4;
     let err = |e: landlock::RulesetError| format!("cannot set up Landlock: {e}");
     let read = AccessFs::from_read(abi);

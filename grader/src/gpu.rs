@@ -3,16 +3,16 @@
 //! buffers with guard zones of a random number of pages on each side, C poisoned (NaN when
 //! beta = 0) right before the run, the result checked right after it.
 
-use common::check::Prepared;
-use common::device::Gpu;
-use common::device::sync;
-use common::matrix::DeviceMatrix;
-use common::precision::Precision;
-use common::probe::probes;
-use common::reference::Cublas;
-use common::runner::Runner;
-use common::testing::probe_verdict;
-use common::{Gemm, Inputs, Shape, data};
+use common::harness::device::Gpu;
+use common::harness::device::sync;
+use common::harness::matrix::DeviceMatrix;
+use common::harness::precision::Precision;
+use common::harness::runner::Runner;
+use common::tools::testing::probe_verdict;
+use common::verify::check::Prepared;
+use common::verify::probe::probes;
+use common::verify::reference::Cublas;
+use common::{Gemm, Inputs, Shape, harness::data};
 use cudarc::driver::sys::CUevent_flags;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -31,7 +31,7 @@ pub fn guard_pages(seed: u64) -> usize {
 pub struct Case {
     pub gemm: Gemm,
     pub seed: u64,
-    /// An index into [`common::probe::probes`]: the case runs on that probe's inputs.
+    /// An index into [`common::verify::probe::probes`]: the case runs on that probe's inputs.
     pub probe: Option<usize>,
 }
 
@@ -181,7 +181,7 @@ pub fn time_verified(
     submission: bool,
 ) -> Result<Timing, String> {
     let e = |e: common::Error| e.to_string();
-    let gate = common::gate::of(gpu).map_err(e)?;
+    let gate = common::timing::gate::of(gpu).map_err(e)?;
     let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|x| x.to_string())?;
     let stop = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|x| x.to_string())?;
     // Compile and load the kernel first: the host must queue a timed run within the gate's second.

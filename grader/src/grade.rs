@@ -14,7 +14,7 @@ use crate::policy::check_includes;
 use crate::report::{Card, write_atomically, write_text_atomically};
 use crate::stages::{BUDGET_SPENT, Budget, MEMCHECK_CASES, MachineFault, compile_stage, memcheck_stage, speed_stage};
 use crate::submission::{Scratch, Unread, read_submission, shown_name};
-use common::device::Gpu;
+use common::harness::device::Gpu;
 use common::{Gemm, Shape, Step};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -78,12 +78,12 @@ pub fn parse_hidden(text: &str) -> Result<Vec<Gemm>, String> {
 /// What a grading machine needs before anything of a student is graded: NVRTC, and for a GPU
 /// grading the driver, a GPU and cuBLAS. Missing, it is the machine's fault: an error, no card.
 pub fn preflight(no_gpu: bool) -> Result<(), String> {
-    if !common::device::nvrtc_present() {
+    if !common::harness::device::nvrtc_present() {
         return Err(common::Error::NoNvrtc.to_string());
     }
     if !no_gpu {
         Gpu::shared().map_err(|e| e.to_string())?;
-        if !common::device::cublas_present() {
+        if !common::harness::device::cublas_present() {
             return Err(common::Error::NoCublas.to_string());
         }
     }

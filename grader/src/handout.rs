@@ -187,7 +187,7 @@ fn readme(step: &Step, skeletons: &[&str]) -> String {
         idea = step.idea,
         all = skeletons.join(", "),
         headers = step.kernel.served().iter().map(|(h, _)| format!("`\"{h}\"`")).collect::<Vec<_>>().join(", "),
-        pip = common::toolkit::PIP_INSTALL,
+        pip = common::harness::toolkit::PIP_INSTALL,
     )
 }
 

@@ -88,7 +88,7 @@ pub fn dispatch() -> Option<std::process::ExitCode> {
     if !ours.contains(&first.as_str()) {
         return None;
     }
-    common::cli::program_start();
+    common::tools::cli::program_start();
     Some(match run(Cli::parse().command) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

@@ -5,7 +5,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    common::cli::program_start();
+    common::tools::cli::program_start();
     match grader::run(grader::Cli::parse().command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

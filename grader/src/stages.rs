@@ -7,7 +7,7 @@ use crate::gpu::Case;
 use crate::policy::filter_log;
 use crate::protocol::{ChildProc, Ended, new_token};
 use crate::report::{Card, FULL_SPEED, PERFORMANCE_POINTS};
-use common::{Gemm, Shape, data};
+use common::{Gemm, Shape, harness::data};
 use serde_json::{Value, json};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -69,16 +69,16 @@ fn child_env(scratch: &Path) -> Vec<(&'static str, OsString)> {
         ("HOME", scratch.as_os_str().to_owned()),
         ("TMPDIR", scratch.as_os_str().to_owned()),
         ("CUDA_CACHE_DISABLE", "1".into()),
-        (common::compile::CUBIN_CACHE_ENV, scratch.join("cubins").into_os_string()),
+        (common::harness::compile::CUBIN_CACHE_ENV, scratch.join("cubins").into_os_string()),
     ];
-    if let Some(dir) = common::toolkit::nvrtc_dir() {
+    if let Some(dir) = common::harness::toolkit::nvrtc_dir() {
         let rest = std::env::var_os("LD_LIBRARY_PATH").map(|p| std::env::split_paths(&p).collect::<Vec<_>>());
         let path = std::env::join_paths(std::iter::once(dir).chain(rest.into_iter().flatten()));
         env.extend(path.ok().map(|p| ("LD_LIBRARY_PATH", p)));
     }
-    if std::env::var_os(common::compile::INCLUDE_ENV).is_none() {
-        let include = common::compile::cuda_include_dirs().into_iter().next();
-        env.extend(include.map(|d| (common::compile::INCLUDE_ENV, d.into_os_string())));
+    if std::env::var_os(common::harness::compile::INCLUDE_ENV).is_none() {
+        let include = common::harness::compile::cuda_include_dirs().into_iter().next();
+        env.extend(include.map(|d| (common::harness::compile::INCLUDE_ENV, d.into_os_string())));
     }
     env
 }
@@ -373,7 +373,7 @@ mod tests {
         let env = child_env(Path::new("/scratch"));
         let get = |k: &str| env.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone());
         assert_eq!(get("HOME"), Some("/scratch".into()));
-        if let Some(dir) = common::toolkit::nvrtc_dir() {
+        if let Some(dir) = common::harness::toolkit::nvrtc_dir() {
             let path = get("LD_LIBRARY_PATH").expect("the NVRTC's folder on the child's loader path");
             assert_eq!(std::env::split_paths(&path).next(), Some(dir));
         }

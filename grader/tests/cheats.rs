@@ -18,6 +18,7 @@
 #[path = "cheats/class.rs"]
 mod class;
 
+use common::harness::{data, device, names};
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::Value;
 use std::ffi::{OsStr, OsString};
@@ -91,10 +92,10 @@ type Make = Box<dyn Fn(&Path, &Path) -> std::io::Result<()> + Send>;
 
 fn grade(name: &OsStr, make: &Make, e: &Expect) -> Result<(), Failed> {
     let label = name.to_string_lossy().into_owned();
-    let work = std::env::temp_dir().join(format!("cheat-{}-{}", std::process::id(), common::names::slug(&label, &[])));
+    let work = std::env::temp_dir().join(format!("cheat-{}-{}", std::process::id(), names::slug(&label, &[])));
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).map_err(|x| x.to_string())?;
-    let secret = format!("SECRET{:016x}", common::data::fresh_seed());
+    let secret = format!("SECRET{:016x}", data::fresh_seed());
     // The hidden cases carry the secret in a comment; the environment carries another.
     std::fs::write(work.join("hidden.txt"), format!("# {secret}\n{HIDDEN}\n")).map_err(|x| x.to_string())?;
     make(&work.join(name), &work.join("hidden.txt")).map_err(|x| format!("cannot make {label}: {x}"))?;
@@ -290,11 +291,11 @@ fn main() -> ExitCode {
     if let Some(code) = grader::dispatch() {
         return code;
     }
-    common::cli::program_start();
+    common::tools::cli::program_start();
     let mut args = Arguments::from_args();
     args.test_threads.get_or_insert(1);
-    let nvrtc = common::device::nvrtc_present();
-    let gpu = common::device::Gpu::shared();
+    let nvrtc = device::nvrtc_present();
+    let gpu = device::Gpu::shared();
     if let Err(why) = &gpu {
         eprintln!("note: the GPU cheats are ignored: {why}");
     }
@@ -322,7 +323,7 @@ fn main() -> ExitCode {
     trials.push(
         Trial::test("machine/no-gpu-stops-before-scoring", no_gpu_stops_before_scoring)
             .with_kind("nvrtc")
-            .with_ignored_flag(!nvrtc || common::device::driver_present()),
+            .with_ignored_flag(!nvrtc || device::driver_present()),
     );
     let with_gpu = gpu.is_ok();
     trials.push(

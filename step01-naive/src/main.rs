@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::cli::main(&step01_naive::STEP)
+    common::tools::cli::main(&step01_naive::STEP)
 }

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::testing::main(&step01_naive::STEP)
+    common::tools::testing::main(&step01_naive::STEP)
 }

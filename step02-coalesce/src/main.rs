@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::cli::main(&step02_coalesce::STEP)
+    common::tools::cli::main(&step02_coalesce::STEP)
 }

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::testing::main(&step02_coalesce::STEP)
+    common::tools::testing::main(&step02_coalesce::STEP)
 }

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::cli::main(&step03_smem::STEP)
+    common::tools::cli::main(&step03_smem::STEP)
 }

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::testing::main(&step03_smem::STEP)
+    common::tools::testing::main(&step03_smem::STEP)
 }

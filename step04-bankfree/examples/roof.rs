@@ -7,12 +7,12 @@
 //! No kernel with a step's inner loop can beat that loop alone: the roof bounds what any
 //! variant of the step (better global loads, fewer barriers) could reach.
 
-use common::check::Prepared;
-use common::device::Gpu;
-use common::reference::Cublas;
-use common::runner::Runner;
-use common::timing::{TimingPlan, compare_prepared};
-use common::{Gemm, KernelSource, Precision, Result, Shape, data};
+use common::harness::device::Gpu;
+use common::harness::runner::Runner;
+use common::timing::runs::{TimingPlan, compare_prepared};
+use common::verify::check::Prepared;
+use common::verify::reference::Cublas;
+use common::{Gemm, KernelSource, Precision, Result, Shape, harness::data};
 
 fn roof_source() -> KernelSource {
     KernelSource { name: "step04-bankfree/examples/roof.cu".into(), code: include_str!("roof.cu").into(), headers: &[] }
@@ -23,13 +23,13 @@ fn roof_source() -> KernelSource {
 #[command(name = "roof", version)]
 struct Args {
     /// The shape, MxNxK or S
-    #[arg(value_parser = common::cli::parse_shape, default_value = "4096")]
+    #[arg(value_parser = common::tools::cli::parse_shape, default_value = "4096")]
     shape: Shape,
 }
 
 fn main() -> std::process::ExitCode {
     let Args { shape } = clap::Parser::parse();
-    common::cli::tool_main(|| run(shape))
+    common::tools::cli::tool_main(|| run(shape))
 }
 
 fn run(shape: Shape) -> Result<()> {

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::cli::main(&step04_bankfree::STEP)
+    common::tools::cli::main(&step04_bankfree::STEP)
 }

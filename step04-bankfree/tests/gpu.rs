@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::testing::main(&step04_bankfree::STEP)
+    common::tools::testing::main(&step04_bankfree::STEP)
 }

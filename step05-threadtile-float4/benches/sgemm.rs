@@ -1,7 +1,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn bench(c: &mut Criterion) {
-    common::bench::run(c, &step05_threadtile_float4::STEP);
+    common::tools::bench::run(c, &step05_threadtile_float4::STEP);
 }
 
 criterion_group!(benches, bench);

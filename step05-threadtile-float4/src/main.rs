@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::cli::main(&step05_threadtile_float4::STEP)
+    common::tools::cli::main(&step05_threadtile_float4::STEP)
 }

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::testing::main(&step05_threadtile_float4::STEP)
+    common::tools::testing::main(&step05_threadtile_float4::STEP)
 }

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::cli::main(&step06_double_buffer::STEP)
+    common::tools::cli::main(&step06_double_buffer::STEP)
 }

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::testing::main(&step06_double_buffer::STEP)
+    common::tools::testing::main(&step06_double_buffer::STEP)
 }

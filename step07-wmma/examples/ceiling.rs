@@ -8,13 +8,13 @@
 //! The table says how far step 7 is from the roof of the instruction it uses, and how high
 //! that roof is next to cuBLAS, which on the H100 uses other instructions (`wgmma`).
 
-use common::check::Prepared;
-use common::compile::{KernelSource, compile};
-use common::device::Gpu;
-use common::reference::Cublas;
-use common::runner::Runner;
-use common::timing::{TimingPlan, compare_prepared, time_runs};
-use common::{Error, Gemm, Precision, Result, Shape, data};
+use common::harness::compile::{KernelSource, compile};
+use common::harness::device::Gpu;
+use common::harness::runner::Runner;
+use common::timing::runs::{TimingPlan, compare_prepared, time_runs};
+use common::verify::check::Prepared;
+use common::verify::reference::Cublas;
+use common::{Error, Gemm, Precision, Result, Shape, harness::data};
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use std::collections::HashMap;
 
@@ -90,7 +90,7 @@ fn source() -> KernelSource {
 #[command(name = "ceiling", version)]
 struct Args {
     /// The shape cuBLAS and step 7 are timed at, MxNxK or S
-    #[arg(value_parser = common::cli::parse_shape, default_value = "4096")]
+    #[arg(value_parser = common::tools::cli::parse_shape, default_value = "4096")]
     shape: Shape,
     /// Only compile the ceiling kernels for these architectures (e.g. sm_80,sm_90); no GPU needed
     #[arg(long, value_name = "ARCHS")]
@@ -107,7 +107,7 @@ struct Args {
 
 fn main() -> std::process::ExitCode {
     let args: Args = clap::Parser::parse();
-    common::cli::tool_main(|| match &args.compile_only {
+    common::tools::cli::tool_main(|| match &args.compile_only {
         Some(archs) => compile_only(archs, args.cubin_dir.clone(), args.issue),
         None => run(args.shape, args.out.as_deref(), args.issue),
     })

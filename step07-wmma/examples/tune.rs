@@ -3,7 +3,8 @@
 //!
 //!     cargo run --release -p step07-wmma --example tune07 [-- MxNxK [fp16|tf32|fp64]]
 
-use common::tune::Candidate;
+use common::tools::cli;
+use common::tools::tune::{self, Candidate};
 use common::{Precision, Shape};
 use step07_wmma::{VARIANTS, WarpTiles, launch_with, tiles};
 
@@ -48,17 +49,17 @@ fn candidates(p: Precision) -> Vec<Candidate> {
 #[command(name = "tune", version)]
 struct Args {
     /// The shape, MxNxK or S
-    #[arg(value_parser = common::cli::parse_shape, default_value = "4096")]
+    #[arg(value_parser = cli::parse_shape, default_value = "4096")]
     shape: Shape,
     /// Only this precision
     #[arg(value_parser = ["fp16", "tf32", "fp64"])]
     precision: Option<String>,
     #[command(flatten)]
-    experiment: common::tune::Experiment,
+    experiment: tune::Experiment,
 }
 
 fn main() -> std::process::ExitCode {
     let args: Args = clap::Parser::parse();
     let only = args.precision.as_deref().and_then(Precision::parse);
-    common::cli::tool_main(|| common::tune::run(&VARIANTS, args.shape, only, &args.experiment, candidates))
+    cli::tool_main(|| tune::run(&VARIANTS, args.shape, only, &args.experiment, candidates))
 }

@@ -3,7 +3,7 @@
 
 use common::{Launch, Precision, Shape, ceil_div};
 
-pub use common::launch::WarpTiles;
+pub use common::harness::launch::WarpTiles;
 
 // ANCHOR: tiles
 /// The tiles per precision (chosen with `examples/tune.rs`, see notes/step07.md). FP16 and

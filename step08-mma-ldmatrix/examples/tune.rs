@@ -10,7 +10,8 @@
 //!
 //!     cargo run --release -p step08-mma-ldmatrix --example tune08 [-- MxNxK [fp16|bf16|tf32|fp64|3xtf32]]
 
-use common::tune::Candidate;
+use common::tools::cli;
+use common::tools::tune::{self, Candidate};
 use common::{Precision, Shape};
 use step08_mma_ldmatrix::{VARIANTS, WarpTiles, launch_with, tiles};
 
@@ -77,13 +78,13 @@ fn persistent(c: Candidate, blocks: u32) -> Candidate {
 #[command(name = "tune", version)]
 struct Args {
     /// The shape, MxNxK or S
-    #[arg(value_parser = common::cli::parse_shape, default_value = "4096")]
+    #[arg(value_parser = cli::parse_shape, default_value = "4096")]
     shape: Shape,
     /// Only this precision
     #[arg(value_parser = ["fp16", "bf16", "tf32", "fp64", "3xtf32"])]
     precision: Option<String>,
     #[command(flatten)]
-    experiment: common::tune::Experiment,
+    experiment: tune::Experiment,
 }
 
 fn main() -> std::process::ExitCode {
@@ -96,5 +97,5 @@ fn main() -> std::process::ExitCode {
         Some(blocks) => candidates(p).into_iter().map(|c| persistent(c, blocks)).collect(),
         None => candidates(p),
     };
-    common::cli::tool_main(|| common::tune::run(&VARIANTS, args.shape, only, &args.experiment, candidates))
+    cli::tool_main(|| tune::run(&VARIANTS, args.shape, only, &args.experiment, candidates))
 }

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::cli::main_variants(&step08_mma_ldmatrix::VARIANTS)
+    common::tools::cli::main_variants(&step08_mma_ldmatrix::VARIANTS)
 }

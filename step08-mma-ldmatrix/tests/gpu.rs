@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::testing::main_variants(&step08_mma_ldmatrix::VARIANTS)
+    common::tools::testing::main_variants(&step08_mma_ldmatrix::VARIANTS)
 }

@@ -1,7 +1,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn bench(c: &mut Criterion) {
-    common::bench::run_variants(c, &step09_wgmma_tma::VARIANTS);
+    common::tools::bench::run_variants(c, &step09_wgmma_tma::VARIANTS);
 }
 
 criterion_group!(benches, bench);

@@ -3,8 +3,8 @@
 //!
 //!     cargo run --release -p step09-wgmma-tma --example tune09 [-- MxNxK [fp16|bf16]]
 
-use common::hopper_host::HopperTiles;
-use common::tune::Candidate;
+use common::harness::hopper_host::HopperTiles;
+use common::tools::tune::Candidate;
 use step09_wgmma_tma::{VARIANTS, launch_with, tiles};
 
 /// The chosen tiles first, then one change at a time.
@@ -23,5 +23,5 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
 }
 
 fn main() -> std::process::ExitCode {
-    common::tune::main(&VARIANTS, candidates)
+    common::tools::tune::main(&VARIANTS, candidates)
 }

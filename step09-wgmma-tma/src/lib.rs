@@ -2,8 +2,8 @@
 //! buffers (described by tensor maps, completing on mbarriers), and one warpgroup multiplies them
 //! with `wgmma` straight from shared memory. FP16 and BF16; sm_90a only.
 
-use common::compile::Header;
-use common::hopper_host::{self, HopperTiles};
+use common::harness::compile::Header;
+use common::harness::hopper_host::{self, HopperTiles};
 use common::{Launch, Precision, Shape, ceil_div};
 
 // ANCHOR: tiles

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::cli::main_variants(&step09_wgmma_tma::VARIANTS)
+    common::tools::cli::main_variants(&step09_wgmma_tma::VARIANTS)
 }

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::testing::main_variants(&step09_wgmma_tma::VARIANTS)
+    common::tools::testing::main_variants(&step09_wgmma_tma::VARIANTS)
 }

@@ -3,8 +3,8 @@
 //!
 //!     cargo run --release -p step10-warp-specialized --example tune10 [-- MxNxK [fp16|bf16]]
 
-use common::hopper_host::HopperTiles;
-use common::tune::Candidate;
+use common::harness::hopper_host::HopperTiles;
+use common::tools::tune::Candidate;
 use step10_warp_specialized::{VARIANTS, launch_with, tiles};
 
 /// The chosen tiles first, then one change at a time.
@@ -22,5 +22,5 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
 }
 
 fn main() -> std::process::ExitCode {
-    common::tune::main(&VARIANTS, candidates)
+    common::tools::tune::main(&VARIANTS, candidates)
 }

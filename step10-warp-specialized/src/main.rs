@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::cli::main_variants(&step10_warp_specialized::VARIANTS)
+    common::tools::cli::main_variants(&step10_warp_specialized::VARIANTS)
 }

@@ -3,8 +3,8 @@
 //!
 //!     cargo run --release -p step11-cluster-persistent --example tune11 [-- MxNxK [fp16|bf16]]
 
-use common::hopper_host::HopperTiles;
-use common::tune::Candidate;
+use common::harness::hopper_host::HopperTiles;
+use common::tools::tune::Candidate;
 use step11_cluster_persistent::{VARIANTS, launch_with, tiles};
 
 /// The chosen tiles first, then one change at a time (and the chosen ones without half jobs).
@@ -22,11 +22,11 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
     .map(|t| Candidate::new(t.to_string(), move |s| launch_with(s, p, t)))
     .collect();
     v.push(Candidate::new(format!("{base}, no half jobs"), move |s| {
-        common::launch::with_defines(launch_with(s, p, base), &[("HALVES", 0)])
+        common::harness::launch::with_defines(launch_with(s, p, base), &[("HALVES", 0)])
     }));
     v
 }
 
 fn main() -> std::process::ExitCode {
-    common::tune::main(&VARIANTS, candidates)
+    common::tools::tune::main(&VARIANTS, candidates)
 }

@@ -3,8 +3,8 @@
 //! and columns of B in L2, cutting a last wave that would leave most clusters idle into halves.
 //! FP16 and BF16; sm_90a only.
 
-use common::compile::Header;
-use common::hopper_host::{self, HopperTiles};
+use common::harness::compile::Header;
+use common::harness::hopper_host::{self, HopperTiles};
 use common::{Launch, Precision, Shape};
 
 // ANCHOR: tiles

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::cli::main_variants(&step11_cluster_persistent::VARIANTS)
+    common::tools::cli::main_variants(&step11_cluster_persistent::VARIANTS)
 }

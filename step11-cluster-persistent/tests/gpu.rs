@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::testing::main_variants(&step11_cluster_persistent::VARIANTS)
+    common::tools::testing::main_variants(&step11_cluster_persistent::VARIANTS)
 }

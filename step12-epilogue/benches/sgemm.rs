@@ -1,7 +1,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn bench(c: &mut Criterion) {
-    common::bench::run_variants(c, &step12_epilogue::VARIANTS);
+    common::tools::bench::run_variants(c, &step12_epilogue::VARIANTS);
 }
 
 criterion_group!(benches, bench);

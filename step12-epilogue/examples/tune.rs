@@ -3,8 +3,8 @@
 //!
 //!     cargo run --release -p step12-epilogue --example tune12 [-- MxNxK [fp16|bf16|fp16-c16|bf16-c16]]
 
-use common::hopper_host::HopperTiles;
-use common::tune::Candidate;
+use common::harness::hopper_host::HopperTiles;
+use common::tools::tune::Candidate;
 use step12_epilogue::{VARIANTS, launch_with, tiles};
 
 /// The chosen tiles first, then one change at a time.
@@ -23,5 +23,5 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
 }
 
 fn main() -> std::process::ExitCode {
-    common::tune::main(&VARIANTS, candidates)
+    common::tools::tune::main(&VARIANTS, candidates)
 }

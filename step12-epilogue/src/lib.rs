@@ -3,9 +3,9 @@
 //! FP32 or, as torch.matmul returns it, in the inputs' 16-bit type. FP16 and BF16, each with an
 //! FP32 or a 16-bit C; sm_90a only.
 
-use common::compile::Header;
-use common::hopper_host::{self, CHUNK_BYTES, HopperTiles};
-use common::host::HostCall;
+use common::harness::compile::Header;
+use common::harness::hopper_host::{self, CHUNK_BYTES, HopperTiles};
+use common::harness::host::HostCall;
 use common::{Launch, Precision, Result, Shape};
 
 // ANCHOR: tiles

@@ -1,7 +1,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn bench(c: &mut Criterion) {
-    common::bench::run_variants(c, &step13_3xtf32::VARIANTS);
+    common::tools::bench::run_variants(c, &step13_3xtf32::VARIANTS);
 }
 
 criterion_group!(benches, bench);

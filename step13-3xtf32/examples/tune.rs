@@ -3,8 +3,8 @@
 //!
 //!     cargo run --release -p step13-3xtf32 --example tune13 [-- MxNxK [tf32|3xtf32]]
 
-use common::hopper_host::HopperTiles;
-use common::tune::Candidate;
+use common::harness::hopper_host::HopperTiles;
+use common::tools::tune::Candidate;
 use step13_3xtf32::{VARIANTS, launch_with, tiles};
 
 /// The chosen tiles first, then one change at a time.
@@ -17,5 +17,5 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
 }
 
 fn main() -> std::process::ExitCode {
-    common::tune::main(&VARIANTS, candidates)
+    common::tools::tune::main(&VARIANTS, candidates)
 }

@@ -4,10 +4,10 @@
 //! instruction does. 3xTF32: a pass splits A into two TF32 planes, B is split in registers, and
 //! three TF32 products make each term. sm_90a only.
 
-use common::hopper::{self, arg, tensor_map};
-use common::hopper_host::{self, CHUNK_BYTES, HopperTiles};
-use common::host::HostCall;
-use common::precision::Elem;
+use common::harness::hopper::{self, arg, tensor_map};
+use common::harness::hopper_host::{self, CHUNK_BYTES, HopperTiles};
+use common::harness::host::HostCall;
+use common::harness::precision::Elem;
 use common::{Launch, Precision, Result, Shape, ceil_div};
 
 // ANCHOR: tiles

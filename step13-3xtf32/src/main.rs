@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::cli::main_variants(&step13_3xtf32::VARIANTS)
+    common::tools::cli::main_variants(&step13_3xtf32::VARIANTS)
 }

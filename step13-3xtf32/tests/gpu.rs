@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    common::testing::main_variants(&step13_3xtf32::VARIANTS)
+    common::tools::testing::main_variants(&step13_3xtf32::VARIANTS)
 }

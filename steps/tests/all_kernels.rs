@@ -3,9 +3,9 @@
 //! kernel) compile with NVRTC (ignored when libnvrtc is absent). Each step's own variants are
 //! compiled by the step's test binary; what `cargo xtask rehash` compares, by `tests/rehash.rs`.
 
-use common::compile::compile;
-use common::device::nvrtc_present;
-use common::testing::{compiles_cleanly, nvrtc_missing, nvrtc_required, variant_shapes};
+use common::harness::compile::compile;
+use common::harness::device::nvrtc_present;
+use common::tools::testing::{compiles_cleanly, nvrtc_missing, nvrtc_required, variant_shapes};
 use common::{KernelSource, Shape, Step};
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -68,7 +68,7 @@ fn compile_errors_name_file_and_line() -> Result<(), Failed> {
 }
 
 fn main() -> std::process::ExitCode {
-    common::cli::program_start();
+    common::tools::cli::program_start();
     let args = Arguments::from_args();
     let no_nvrtc = !nvrtc_present();
     if no_nvrtc {

@@ -6,17 +6,17 @@
 //! which each TF32 kernel rounds an input that lies exactly between two TF32 values. Without
 //! NVRTC the compile trials are ignored, without a GPU the rest.
 
-use common::check::{Prepared, Verified};
-use common::compile::compile;
-use common::device::{Gpu, nvrtc_present};
-use common::launch::with_defines;
-use common::matrix::DeviceMatrix;
-use common::precision::{tf32_rna, tf32_rne};
-use common::probe::probes;
-use common::reference::Cublas;
-use common::runner::Runner;
-use common::testing::probe_verdict;
-use common::{Gemm, KernelSource, Precision, Shape, Step, data};
+use common::harness::compile::compile;
+use common::harness::device::{Gpu, nvrtc_present};
+use common::harness::launch::with_defines;
+use common::harness::matrix::DeviceMatrix;
+use common::harness::precision::{tf32_rna, tf32_rne};
+use common::harness::runner::Runner;
+use common::tools::testing::probe_verdict;
+use common::verify::check::{Prepared, Verified};
+use common::verify::probe::probes;
+use common::verify::reference::Cublas;
+use common::{Gemm, KernelSource, Precision, Shape, Step, harness::data};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -85,7 +85,7 @@ fn fixture_fails_probes(round: i64) -> Result<(), Failed> {
         let seed = data::fresh_seed();
         let v = run(&mut runner, &probe.gemm, seed, Some(probe.inputs(seed)))?;
         // TF32, FP16 and BF16 lose bits of every probe; 16-bit products keep the 12-bit ones.
-        let must_fail = round != 4 || probe.bits == common::probe::Bits::TwentyTwo;
+        let must_fail = round != 4 || probe.bits == common::verify::probe::Bits::TwentyTwo;
         if must_fail && probe_verdict(&v, "fixture").is_ok() {
             return Err(format!("probe {probe}: a lower precision gave the exact FP32 answer").into());
         }
@@ -146,7 +146,7 @@ fn table() -> Result<(), Failed> {
          Frobenius error against float64, and in sigmas of the FP32 error model (the bound is {:.1} sigma)\n\n\
          | K | FP32 bound | {} |\n|---:|---:|{}\n",
         gpu.describe(),
-        common::verify::FROBENIUS_SIGMAS,
+        common::verify::bound::FROBENIUS_SIGMAS,
         names.join(" | "),
         "---:|".repeat(names.len())
     );
@@ -221,7 +221,7 @@ fn fixture_compiles(round: i64, arch: &str) -> Result<(), Failed> {
 }
 
 fn main() -> std::process::ExitCode {
-    common::cli::program_start();
+    common::tools::cli::program_start();
     let args = Arguments::from_args();
     let no_nvrtc = !nvrtc_present();
     let no_gpu = shared().err().filter(common::Error::is_missing_gpu);

@@ -2,8 +2,8 @@
 //! when libnvrtc is absent). A test of the staff's tool on the real kernels: a lab handout, whose
 //! kernels are skeletons, leaves it out.
 
-use common::device::nvrtc_present;
-use common::testing::{nvrtc_missing, nvrtc_required, same_machine_code};
+use common::harness::device::nvrtc_present;
+use common::tools::testing::{nvrtc_missing, nvrtc_required, same_machine_code};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 /// `cargo xtask rehash` keeps a step's results across a header edit only where its machine code
@@ -35,7 +35,7 @@ fn rehash_compares_machine_code() -> Result<(), Failed> {
 }
 
 fn main() -> std::process::ExitCode {
-    common::cli::program_start();
+    common::tools::cli::program_start();
     let args = Arguments::from_args();
     let no_nvrtc = !nvrtc_present();
     if no_nvrtc && nvrtc_required() {

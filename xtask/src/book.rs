@@ -22,13 +22,9 @@ mod values;
 
 use crate::references::References;
 use crate::results::Results;
+pub use hardware::BOOK_GPU;
 use std::collections::BTreeMap;
 use std::path::Path;
-
-/// The GPU of the chapters: the slug of its results file. One sweep on one day, so that every
-/// ratio a chapter shows compares runs of one run; the other GPUs appear where the book compares
-/// GPUs, from their own directories.
-pub const BOOK_GPU: &str = "nvidia-h200";
 
 /// Where the book GPU's generated files are written a second time, under a name that does not
 /// change with [`BOOK_GPU`], for the chapters to include.
@@ -45,7 +41,9 @@ pub fn generate(
     partials: &partials::Partials,
 ) -> Result<BTreeMap<String, String>, String> {
     let book = all.iter().find(|r| r.slug == BOOK_GPU).ok_or_else(|| {
-        format!("no results/{BOOK_GPU}.json: the book's GPU (BOOK_GPU in xtask/src/book.rs) has no recorded sweep")
+        format!(
+            "no results/{BOOK_GPU}.json: the book's GPU (BOOK_GPU in xtask/src/book/hardware.rs) has no recorded sweep"
+        )
     })?;
     let mut out = crate::svg::diagram::generate(book)?;
     out.extend(diffs::files()?);

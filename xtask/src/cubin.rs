@@ -2,7 +2,7 @@
 //! writes the CUBIN the harness would load for that shape, to read with `cuobjdump -sass` (no GPU
 //! needed).
 
-use common::compile::{Compiled, KernelSource, compile};
+use common::harness::compile::{Compiled, KernelSource, compile};
 use common::{Launch, Shape};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -24,7 +24,7 @@ pub struct Target {
     kernel: Option<PathBuf>,
     /// Add or replace a compile-time define (repeatable); the tile sizes may then differ from
     /// the launch the harness would use, so the result is for reading, not running
-    #[arg(long, value_name = "NAME=VALUE", value_parser = common::cli::parse_define)]
+    #[arg(long, value_name = "NAME=VALUE", value_parser = common::tools::cli::parse_define)]
     define: Vec<(String, i64)>,
 }
 
@@ -42,8 +42,8 @@ impl Target {
             Some(path) => KernelSource::from_file_over(&path, &self.step.kernel).map_err(|e| e.to_string())?,
             None => self.step.kernel.clone(),
         };
-        let extra = common::cli::static_defines(self.define);
-        let launch = common::launch::with_defines((self.step.launch)(&self.shape), &extra);
+        let extra = common::tools::cli::static_defines(self.define);
+        let launch = common::harness::launch::with_defines((self.step.launch)(&self.shape), &extra);
         let arch = self.step.arch.map_or(self.arch, str::to_string);
         let compiled = compile(&source, &launch.defines, &arch).map_err(|e| e.to_string())?;
         Ok(Built { source, launch, arch, compiled })

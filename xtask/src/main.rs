@@ -71,7 +71,7 @@ enum Task {
 pub use grader::{shape, step_key};
 
 fn main() -> ExitCode {
-    common::cli::program_start();
+    common::tools::cli::program_start();
     let result = match Cli::parse().task {
         Task::Bundle { out } => bundle::run(&out),
         Task::Ptxas { arch } => ptxas::run(&arch),

@@ -1,7 +1,7 @@
 //! `cargo xtask ptxas [--arch sm_90]`: registers, shared memory and spills of every kernel
 //! variant in the registry, from NVRTC's ptxas report (no GPU needed, only libnvrtc).
 
-use common::compile::compile;
+use common::harness::compile::compile;
 use common::{Launch, Shape};
 
 /// Shapes whose launches pick each step's variants (the fast path and the edge path).

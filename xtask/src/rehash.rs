@@ -10,7 +10,7 @@
 //! `cargo xtask sweep` (a top rung `cargo xtask references`) on a GPU. Needs git and NVRTC, no GPU.
 
 use crate::results::{Rehash, read, write};
-use common::compile::{HEADERS, KernelSource};
+use common::harness::compile::{HEADERS, KernelSource};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -87,9 +87,9 @@ impl Then<'_> {
         if old.hash_with(&headers) != recorded && old.hash_with(&named) != recorded {
             return Err(format!("{id}: its results were not measured from {}'s sources", self.from));
         }
-        let mut cubins = common::testing::same_machine_code(step, &old, &headers, shapes)?;
+        let mut cubins = common::tools::testing::same_machine_code(step, &old, &headers, shapes)?;
         for partial in step.partials {
-            cubins += common::testing::same_machine_code(&partial.step, &old, &headers, shapes)
+            cubins += common::tools::testing::same_machine_code(&partial.step, &old, &headers, shapes)
                 .map_err(|e| format!("{e} (its partial rung {})", partial.name))?;
         }
         println!("{id}: the same machine code in {cubins} CUBINs as at {}: hash {recorded} -> {now}", self.from);
@@ -115,7 +115,11 @@ pub fn run(args: Args) -> Result<(), String> {
     // The sweeps (results/*.json), and with --results only that file.
     let files = match &args.results {
         Some(f) => vec![f.clone()],
-        None => crate::results::files(&root)?,
+        None => {
+            // The partial rungs' sweeps are sweeps too (results/partials/*.json).
+            let partials = crate::results::json_files(&root.join("results/partials")).unwrap_or_default();
+            crate::results::files(&root)?.into_iter().chain(partials).collect()
+        }
     };
     for file in files {
         let mut sweep = read(&file)?;
@@ -134,6 +138,34 @@ pub fn run(args: Args) -> Result<(), String> {
         if tally.file(&mut then, (&mut refs.kernel_hashes, &mut refs.rehashed), shapes) {
             crate::references::write(&file, &refs)?;
             println!("wrote {}", file.display());
+        }
+    }
+    // The profiles (results/profiles/<gpu>/<id>.csv): one launch at 4096³ each, its hash on a
+    // `# kernel:` line.
+    if args.results.is_none() {
+        for (file, id, recorded) in profiles(&root)? {
+            let mut hashes = std::collections::BTreeMap::from([(id, recorded)]);
+            let mut chain = Vec::new();
+            if tally.file(&mut then, (&mut hashes, &mut chain), |_| vec![common::Shape::new(4096, 4096, 4096)]) {
+                let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+                let (_, now) = hashes.into_iter().next().unwrap_or_default();
+                // The kernel line follows; a line after it says what the new hash stands for.
+                let moved = chain
+                    .iter()
+                    .map(|r| format!("# rehashed: {} -> {} (the same machine code as at {})", r.from, r.to, r.commit));
+                let mut lines: Vec<String> = Vec::new();
+                for l in text.lines() {
+                    if l.starts_with("# kernel: ") {
+                        lines.push(format!("# kernel: {now}"));
+                        lines.extend(moved.clone());
+                    } else {
+                        lines.push(l.to_string());
+                    }
+                }
+                let text = lines;
+                std::fs::write(&file, text.join("\n") + "\n").map_err(|e| format!("{}: {e}", file.display()))?;
+                println!("wrote {}", file.display());
+            }
         }
     }
     let Tally { stale, left } = tally;
@@ -180,4 +212,19 @@ impl Tally {
         }
         moved
     }
+}
+
+/// Every recorded profile, as (file, registry id, recorded kernel hash).
+fn profiles(root: &Path) -> Result<Vec<(std::path::PathBuf, String, String)>, String> {
+    let mut out = Vec::new();
+    let Ok(gpus) = std::fs::read_dir(root.join("results/profiles")) else { return Ok(out) };
+    for gpu in gpus.flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
+        for file in crate::results::files_with(&gpu, "csv").map_err(|e| format!("{}: {e}", gpu.display()))? {
+            let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let Some(hash) = text.lines().find_map(|l| l.strip_prefix("# kernel: ")) else { continue };
+            let id = file.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+            out.push((file.clone(), id, hash.trim().to_string()));
+        }
+    }
+    Ok(out)
 }

@@ -32,9 +32,9 @@ pub struct Sweep {
     pub rehashed: Vec<Rehash>,
     pub runs: Vec<Run>,
     /// Runs of partial rungs (`cargo xtask sweep --partials`): a rung with one of its ideas left
-    /// out ([`common::step::Partial`]), so that each idea's gain compares runs of one sweep. Each
-    /// has `partial` set and `step` the id of the rung it varies (whose kernel hash it has); kept
-    /// apart from `runs`, where a step's figures are the whole rung's.
+    /// out ([`common::harness::step::Partial`]), so that each idea's gain compares runs of one
+    /// sweep. Each has `partial` set and `step` the id of the rung it varies (whose kernel hash it
+    /// has); kept apart from `runs`, where a step's figures are the whole rung's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partials: Vec<Run>,
 }
@@ -116,7 +116,7 @@ pub struct Run {
     pub defines: Vec<String>,
     /// The GPU's clock while the kernel and cuBLAS were timed (runs swept before it: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clocks: Option<common::clocks::Clocks>,
+    pub clocks: Option<common::timing::clocks::Clocks>,
 }
 
 impl Run {
@@ -226,9 +226,14 @@ pub fn files(root: &Path) -> Result<Vec<PathBuf>, String> {
 
 /// The `.json` files of `dir`, sorted by name.
 pub fn json_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    files_with(dir, "json")
+}
+
+/// The files of `dir` named `*.EXT`, sorted by name.
+pub fn files_with(dir: &Path, ext: &str) -> std::io::Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
         .collect();
     files.sort();
     Ok(files)

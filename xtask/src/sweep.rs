@@ -4,16 +4,16 @@
 //! from; with `--partials`, also the partial rungs of the swept steps (each with one idea left out).
 
 use crate::results::{GpuRecord, Rehash, Run, SCHEMA, Sweep, write};
-use common::check::Prepared;
-use common::clocks::Watch;
-use common::compile::nvrtc_version;
-use common::device::{Gpu, sync};
-use common::lt::{CublasConfig, CublasLt, compare};
-use common::matrix::DeviceMatrix;
-use common::reference::{CUBLAS_MATH, Cublas};
-use common::runner::Runner;
-use common::timing::{TimingPlan, time_runs};
-use common::{Gemm, Precision, Shape, Step, data};
+use common::harness::compile::nvrtc_version;
+use common::harness::device::{Gpu, sync};
+use common::harness::matrix::DeviceMatrix;
+use common::harness::runner::Runner;
+use common::timing::clocks::Watch;
+use common::timing::lt::{CublasConfig, CublasLt, compare};
+use common::timing::runs::{TimingPlan, time_runs};
+use common::verify::check::Prepared;
+use common::verify::reference::{CUBLAS_MATH, Cublas};
+use common::{Gemm, Precision, Shape, Step, harness::data};
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -36,7 +36,7 @@ pub fn default_shapes() -> Vec<Shape> {
 
 /// "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3".
 pub fn slug(name: &str) -> String {
-    common::names::slug(name, &[])
+    common::harness::names::slug(name, &[])
 }
 
 /// Today's date (UTC) as YYYY-MM-DD, from the system clock.
@@ -237,7 +237,7 @@ fn measure(b: &mut Bench, at: &mut AtShape, swept: Swept, progress: &str) -> Res
     let clocks = watch.stop();
     sync(&b.gpu, step.name).map_err(e)?;
     let passed = verified.passed();
-    let fastest = common::lt::fastest(&timed);
+    let fastest = common::timing::lt::fastest(&timed);
     let of_fastest = fastest.map_or(String::new(), |(_, t)| {
         format!(" ({:.1}% of the fastest)", 100.0 * t.median_ms / cmp.kernel.median_ms)
     });
@@ -383,13 +383,13 @@ pub fn run(Args { out, steps: keys, shapes, merge, partials }: Args) -> Result<(
     if failures > 0 {
         return Err(format!("{failures} runs failed verification"));
     }
-    // Runs timed while the GPU was slowed for heat or by its board (`common::clocks`).
+    // Runs timed while the GPU was slowed for heat or by its board (`common::timing::clocks`).
     let held_back: Vec<String> = runs
         .iter()
         .filter(|r| r.clocks.as_ref().is_some_and(|c| c.held_back().is_some()))
         .map(|r| format!("{} at {}x{}x{}", r.step, r.m, r.n, r.k))
         .collect();
-    common::clocks::refuse_held_back(&held_back)
+    common::timing::clocks::refuse_held_back(&held_back)
 }
 
 #[cfg(test)]

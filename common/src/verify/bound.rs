@@ -1,6 +1,6 @@
 //! The bound on one element's error, and on the whole result's (the module's comment derives it).
 
-use crate::precision::Precision;
+use crate::harness::precision::Precision;
 
 /// Unit roundoff of FP32 (2^-24): the relative error of one rounding.
 pub const F32_UNIT_ROUNDOFF: f64 = 1.0 / (1u64 << 24) as f64;
@@ -57,7 +57,7 @@ pub struct Tolerance {
 pub struct Terms {
     pub dot: f64,
     pub sumsq: f64,
-    /// `sum_k dA_ik (|b_kj| + dB_kj) + |a_ik| dB_kj`, [`tf32_ties`](super::tf32_ties).
+    /// `sum_k dA_ik (|b_kj| + dB_kj) + |a_ik| dB_kj`, [`tf32_ties`](super::scales::tf32_ties).
     pub ties: f64,
     pub alpha: f64,
     pub beta_c0: f64,

@@ -3,8 +3,8 @@
 use super::bound::Tolerance;
 use super::report::{Check, Worst};
 use super::scales::Scales;
-use crate::problem::Gemm;
-use crate::reference::Reference;
+use crate::harness::problem::Gemm;
+use crate::verify::reference::Reference;
 
 /// The kind of a value for the non-finite check: NaN, +inf, -inf, or finite.
 fn kind(x: f64) -> u8 {

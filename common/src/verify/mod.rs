@@ -1,5 +1,6 @@
-//! Verification: every element of a result against a bound on the rounding error a correct
-//! kernel can make, and the whole result against the same bound in the Frobenius norm.
+//! Verification: whether a result is right. Every element of a result is checked against a bound
+//! on the rounding error a correct kernel can make, and the whole result against the same bound in
+//! the Frobenius norm.
 //!
 //! The bound follows the data. For element (i, j) let `t_k = a_ik * b_kj` be the K products of
 //! the dot product, `d = sum t_k` the exact dot product and `q = sum t_k^2`. Whatever order a
@@ -15,7 +16,8 @@
 //! ```
 //!
 //! (the second term: the roundings of alpha*acc, beta*C0 and their sum). An element passes
-//! within [`ELEMENT_SIGMAS`] sigmas, the whole result within [`FROBENIUS_SIGMAS`] of
+//! within [`ELEMENT_SIGMAS`](bound::ELEMENT_SIGMAS) sigmas, the whole result within
+//! [`FROBENIUS_SIGMAS`](bound::FROBENIUS_SIGMAS) of
 //! `||sigma||_F`. The bound is measured against the terms, not the result, so a result that
 //! cancels to almost nothing (alpha*A*B ~ -beta*C0) is judged by the size of what cancelled.
 //! It is tight enough that arithmetic in a lower precision fails at every K: TF32 inputs carry
@@ -33,24 +35,26 @@
 //! tie rounded the other way to exceed the accumulation's bound at small K. The reference rounds
 //! to even, and a TF32 kernel is allowed either rule, by exactly what it can change: with `dA`
 //! and `dB` the distance between the two roundings of each input (zero except at a tie), an
-//! element may move by up to `|alpha| * (dA (|B| + dB) + |A| dB)` (the `ties` of [`Terms`]),
-//! a hard allowance added to the element's bound, not a multiple of sigma.
+//! element may move by up to `|alpha| * (dA (|B| + dB) + |A| dB)` (the `ties` of
+//! [`Terms`](bound::Terms)), a hard allowance added to the element's bound, not a multiple of
+//! sigma.
 //!
 //! An element that is not finite must be exactly where the reference has a non-finite value
 //! of the same kind (NaN, +inf or -inf); everywhere else it fails.
 //!
-//! Its parts: `bound.rs`, the error model ([`Tolerance`], [`Terms`]); `scales.rs`, what each
-//! element's bound is made of ([`Scales`], the TF32 tie slack); `compare.rs`, a result against a
-//! float64 or cuBLAS reference ([`compare()`]); `report.rs`, the outcome and its line ([`Check`]).
+//! Its parts: [`bound`], the error model; [`scales`], what each element's bound is made of (the
+//! TF32 tie slack among it); [`compare`], a result against a float64 or cuBLAS reference;
+//! [`report`], the outcome and its line. Around them: [`reference`](mod@reference), the two
+//! references (cuBLAS in the kernel's precision, float64 on the CPU); [`probe`], inputs with
+//! exactly one FP32 answer; [`check`], a problem prepared with both references, and a kernel's
+//! verdict. The layer imports only the harness.
 
-mod bound;
-mod compare;
-mod report;
-mod scales;
+pub mod bound;
+pub mod check;
+pub mod compare;
+pub mod probe;
+pub mod reference;
+pub mod report;
+pub mod scales;
 #[cfg(test)]
 mod tests;
-
-pub use bound::{Accumulation, ELEMENT_SIGMAS, F32_UNIT_ROUNDOFF, FROBENIUS_SIGMAS, Terms, Tolerance};
-pub use compare::compare;
-pub use report::{Check, Worst};
-pub use scales::{Scales, tf32_ties, tie_operands};

@@ -20,7 +20,7 @@ pub struct Check {
     /// relative error, recorded with results. Not the pass/fail criterion (see `scaled_error`).
     pub rel_frobenius: f64,
     /// ||got - expected||_F / ||sigma||_F, each element's difference less its tie slack: what
-    /// [`Tolerance::frobenius`](super::Tolerance::frobenius) bounds.
+    /// [`Tolerance::frobenius`](super::bound::Tolerance::frobenius) bounds.
     pub scaled_error: f64,
     pub frobenius_limit: f64,
     /// Finite elements that differ from the reference at all (the precision probes, whose

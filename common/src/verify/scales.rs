@@ -2,8 +2,8 @@
 //! the TF32 tie slack.
 
 use super::bound::Terms;
-use crate::precision::{tf32_rna, tf32_rne};
-use crate::problem::Gemm;
+use crate::harness::precision::{tf32_rna, tf32_rne};
+use crate::harness::problem::Gemm;
 
 /// `d` and `q` of every element of C (M x N, row-major), from which the bounds are made, and
 /// for TF32 the tie slack. Stored as f32: they size a bound, a relative error of 10^-7 in them

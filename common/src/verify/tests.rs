@@ -1,7 +1,10 @@
 //! The verifier's own tests: correct results pass in every case, wrong ones fail and are named.
 
-use super::*;
-use crate::reference::{Reference, cpu_reference};
+use super::bound::*;
+use super::compare::compare;
+use super::report::*;
+use super::scales::*;
+use crate::verify::reference::{Reference, cpu_reference};
 use crate::{Gemm, Inputs, Shape};
 
 fn setup(shape: Shape, beta: f32) -> (Gemm, Inputs, Vec<f64>, Reference) {
@@ -166,7 +169,7 @@ fn a_result_that_cancels_is_judged_by_its_terms() {
 /// A TF32 problem whose reference rounds ties to even, and the float64 result of the same
 /// inputs rounded ties away from zero (what steps 7 and 8 multiply).
 fn tf32_ties_case(gemm: &Gemm, inputs: &Inputs) -> (Scales, Reference, Vec<f64>) {
-    use crate::precision::{tf32_rna, tf32_rne};
+    use crate::harness::precision::{tf32_rna, tf32_rne};
     let rows: Vec<usize> = (0..gemm.shape.m).collect();
     let round = |x: &[f32], r: fn(f32) -> f32| x.iter().map(|&v| r(v)).collect::<Vec<f32>>();
     let (even_a, even_b) = (round(&inputs.a, tf32_rne), round(&inputs.b, tf32_rne));
@@ -243,7 +246,7 @@ fn tf32_ties_of_random_inputs_are_allowed_for_either_rule() {
 
 #[test]
 fn the_tie_slack_bounds_every_mix_of_rules() {
-    use crate::precision::{tf32_rna, tf32_rne};
+    use crate::harness::precision::{tf32_rna, tf32_rne};
     let gemm = Gemm::new(Shape::new(6, 7, 40), 1.0, 0.0);
     let inputs = planted_ties(&gemm);
     let ties = tf32_ties(&gemm, &inputs.a, &inputs.b);

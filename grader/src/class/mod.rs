@@ -7,14 +7,18 @@
 //! `cards/<id>.txt` (the card as printed), `staff/<id>.txt` (the staff's record: hidden cases,
 //! whole compile logs; never for students), `ended/<id>.json` (how each student's `grade` ended),
 //! `class.csv`, `report.html`, and for Slurm `slurm/` (the job script, its logs, the job id).
-//! Nothing is written outside it.
+//! Nothing is written outside it (`folders.rs` names the paths; `args.rs` holds the options).
 
+mod args;
 mod csv;
+mod folders;
 mod html;
 mod roster;
 mod slurm;
 
 use crate::report::write_atomically;
+pub use args::ClassArgs;
+use folders::{FOLDERS, card_path, ended_path, load_roster, staff_path};
 pub use html::NO_GPU as NO_GPU_NOTE;
 use roster::Entry;
 use serde_json::{Value, json};
@@ -24,55 +28,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-
-#[derive(clap::Args, Debug, Clone)]
-pub struct ClassArgs {
-    /// The step: id, crate name or number (e.g. 05)
-    #[arg(value_parser = crate::step_key)]
-    pub step: &'static common::Step,
-    /// The submissions: one `.cu` file or one folder per student
-    #[arg(long, value_name = "DIR")]
-    pub submissions: Option<PathBuf>,
-    /// Where the cards, the CSV and the report go
-    #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
-    /// Hidden cases, one `M N K alpha beta` per line
-    #[arg(long, value_name = "FILE")]
-    pub hidden: Option<PathBuf>,
-    /// Time limit of each case, in seconds
-    #[arg(long, value_name = "SECS", default_value_t = 30, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
-    pub timeout: u64,
-    /// Time limit of each submission's grading, in seconds
-    #[arg(long, value_name = "SECS", default_value_t = 120, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
-    pub budget: u64,
-    /// The shape the speed is measured at
-    #[arg(long, value_name = "MxNxK", value_parser = crate::shape, default_value = "4096")]
-    pub perf_shape: common::Shape,
-    /// Only the checks that need no GPU (include policy, confined compile)
-    #[arg(long)]
-    pub no_gpu: bool,
-    /// The GPUs to grade on, one worker each (default: every GPU of this machine)
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub gpus: Vec<usize>,
-    /// Grade again students who already have a card
-    #[arg(long)]
-    pub regrade: bool,
-    /// Grade only this student (an id from roster.json; repeatable)
-    #[arg(long, value_name = "ID")]
-    pub only: Vec<String>,
-    /// Submit a Slurm job array instead of grading here
-    #[arg(long)]
-    pub slurm: bool,
-    /// With --slurm: at most this many tasks at once
-    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
-    pub throttle: u32,
-    /// With --slurm: another sbatch option, e.g. --sbatch=--partition=gpu (repeatable)
-    #[arg(long = "sbatch", value_name = "OPTION", allow_hyphen_values = true)]
-    pub sbatch: Vec<String>,
-    /// Merge what a Slurm job array left in --out into the CSV and the report
-    #[arg(long, conflicts_with_all = ["slurm", "submissions"])]
-    pub collect: bool,
-}
 
 /// The `grade` arguments every student gets: the options, then `--`, the step and the file (a
 /// file name is never read as an option).
@@ -95,21 +50,6 @@ fn grade_args(a: &ClassArgs, file: &Path, id: &str) -> Vec<OsString> {
     v.extend(["--".into(), a.step.id().into(), file.into()]);
     v
 }
-
-fn card_path(out: &Path, id: &str) -> PathBuf {
-    out.join("students").join(format!("{id}.json"))
-}
-
-fn staff_path(out: &Path, id: &str) -> PathBuf {
-    out.join("staff").join(format!("{id}.txt"))
-}
-
-fn ended_path(out: &Path, id: &str) -> PathBuf {
-    out.join("ended").join(format!("{id}.json"))
-}
-
-/// The folders of `out` that grading writes into.
-const FOLDERS: [&str; 4] = ["students", "cards", "staff", "ended"];
 
 /// Grades one student in a child process (`grade`), its printed card kept in `cards/` and how it
 /// ended in `ended/`: a `grade` that wrote no card failed for a reason of the machine's.
@@ -148,12 +88,12 @@ fn run_grade(a: &ClassArgs, entry: &Entry, gpu: Option<usize>) -> Result<(), Str
 /// What grading here needs of the machine, checked before any student is graded: NVRTC, and for
 /// a GPU grading the GPUs and cuBLAS (without opening a context: each `grade` opens its own).
 fn preflight(a: &ClassArgs) -> Result<(), String> {
-    if !common::device::nvrtc_present() {
+    if !common::harness::device::nvrtc_present() {
         return Err(common::Error::NoNvrtc.to_string());
     }
     if !a.no_gpu {
         gpus(a)?;
-        if !common::device::cublas_present() {
+        if !common::harness::device::cublas_present() {
             return Err(common::Error::NoCublas.to_string());
         }
     }
@@ -162,7 +102,7 @@ fn preflight(a: &ClassArgs) -> Result<(), String> {
 
 /// The GPUs to use: those asked for, or every one the driver sees.
 fn gpus(a: &ClassArgs) -> Result<Vec<usize>, String> {
-    if !common::device::driver_present() {
+    if !common::harness::device::driver_present() {
         return Err(common::Error::NoDriver.to_string());
     }
     let n = cudarc::driver::CudaContext::device_count().map_err(|e| format!("no usable NVIDIA GPU: {e}"))?;
@@ -242,15 +182,6 @@ fn grade_here(a: &ClassArgs, todo: Vec<Entry>) -> Result<Vec<(String, String)>, 
     });
     let failures = failures.lock().unwrap_or_else(|p| p.into_inner()).clone();
     Ok(failures)
-}
-
-/// The roster of a previous run in `out`.
-fn load_roster(out: &Path) -> Result<Vec<Entry>, String> {
-    let path = out.join("roster.json");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("{}: {e} (run grade-class with --submissions first)", path.display()))?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    v["students"].as_array().ok_or(format!("{}: no students", path.display()))?.iter().map(Entry::from_json).collect()
 }
 
 /// Each student's result: the card, or why there is none.

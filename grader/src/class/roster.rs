@@ -24,7 +24,7 @@ pub struct Entry {
 /// A submission's file name as a student id: letters, digits, `_` and `.` kept (lower case),
 /// everything else one `-`; "student" when nothing is left.
 fn slug(name: &str) -> String {
-    let out = common::names::slug(name, &['_', '.']);
+    let out = common::harness::names::slug(name, &['_', '.']);
     let out = out.trim_matches(|c| c == '-' || c == '.');
     if out.is_empty() { "student".into() } else { out.to_string() }
 }

@@ -4,7 +4,9 @@
 //! cluster keeps accounting and from the task's log (where Slurm writes why it killed it)
 //! otherwise, and can be submitted again alone (`--slurm --only ID`).
 
-use super::{ClassArgs, roster::Entry};
+use super::args::ClassArgs;
+use super::folders::{card_path, ended_path, load_roster};
+use super::roster::Entry;
 use crate::report::write_atomically;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -106,8 +108,8 @@ pub fn submit(a: &ClassArgs, indices: &[usize], roster: &[Entry]) -> Result<(), 
     // A task graded again starts without its old card, log and marker.
     for &i in indices {
         let id = &roster[i].id;
-        let _ = std::fs::remove_file(super::card_path(&out, id));
-        let _ = std::fs::remove_file(super::ended_path(&out, id));
+        let _ = std::fs::remove_file(card_path(&out, id));
+        let _ = std::fs::remove_file(ended_path(&out, id));
         let _ = std::fs::remove_file(dir.join("logs").join(format!("task-{i}.log")));
     }
     let mut a = a.clone();
@@ -169,12 +171,12 @@ impl States {
     /// timed out while its `grade` ran may still record that `grade` failed, as a consequence.
     pub fn why_missing(&self, id: &str, out: &Path) -> String {
         let dir = out.join("slurm");
-        let index = super::load_roster(out).ok().and_then(|r| r.iter().position(|e| e.id == id));
+        let index = load_roster(out).ok().and_then(|r| r.iter().position(|e| e.id == id));
         let log = index.and_then(|i| std::fs::read_to_string(dir.join("logs").join(format!("task-{i}.log"))).ok());
         let state = index.and_then(|i| self.sacct.get(&i).cloned());
         // The task's own record of how its `grade` ended.
         let ended = || {
-            let text = std::fs::read_to_string(super::ended_path(out, id)).ok()?;
+            let text = std::fs::read_to_string(ended_path(out, id)).ok()?;
             let v = serde_json::from_str::<Value>(&text).ok()?;
             Some(format!("not graded: {}", v["ended"].as_str().unwrap_or("no card")))
         };

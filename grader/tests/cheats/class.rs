@@ -127,7 +127,7 @@ pub fn grade_the_class(gpu: bool) -> Result<(), Failed> {
     for d in [&subs, &cwd, &tmp, &staff, &staff.join("elsewhere")] {
         std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
     }
-    let secret = format!("SECRET{:016x}", common::data::fresh_seed());
+    let secret = format!("SECRET{:016x}", common::harness::data::fresh_seed());
     let hidden = staff.join("hidden.txt");
     std::fs::write(&hidden, format!("# {secret}\n257 129 65 1 0\n")).map_err(|e| e.to_string())?;
     std::fs::write(staff.join("elsewhere/kernel.cu"), lab("honest-slow.cu")).map_err(|e| e.to_string())?;

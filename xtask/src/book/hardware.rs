@@ -1,8 +1,14 @@
 //! The GPUs of the book, side by side: what each results file read off its device, and the
-//! datasheet constants the device does not report. The book's one table of datasheet figures.
+//! datasheet constants the device does not report. The book's one table of datasheet figures, and
+//! the GPU of its chapters ([`BOOK_GPU`]).
 
 use crate::results::Results;
 use std::fmt::Write;
+
+/// The GPU of the chapters: the slug of its results file. One sweep on one day, so that every
+/// ratio a chapter shows compares runs of one run; the other GPUs appear where the book compares
+/// GPUs, from their own directories.
+pub const BOOK_GPU: &str = "nvidia-h200";
 
 /// What a GPU's datasheet says and its driver does not tell the harness.
 struct Datasheet {
@@ -70,14 +76,14 @@ fn tensor_peaks(sms: u32, clock_ghz: f64, per_sm_clock: u32) -> String {
 /// their datasheet.
 pub fn table(all: &[Results]) -> String {
     let mut gpus: Vec<&Results> = all.iter().collect();
-    gpus.sort_by_key(|r| r.slug != super::BOOK_GPU);
+    gpus.sort_by_key(|r| r.slug != BOOK_GPU);
     let mut columns: Vec<(String, Vec<String>)> = Vec::new();
     for r in gpus {
         let g = &r.sweep.gpu;
         let sheet = DATASHEETS.iter().find(|d| d.name == g.name);
         let clock = g.sm_clock_khz as f64 / 1e6;
         let lanes = g.peak_fp32_gflops / (2.0 * clock * g.sms as f64);
-        let what = if r.slug == super::BOOK_GPU { "the chapters' GPU" } else { "measured" };
+        let what = if r.slug == BOOK_GPU { "the chapters' GPU" } else { "measured" };
         columns.push((
             format!("{} ({what})", g.name),
             vec![

@@ -1,5 +1,5 @@
 //! The READMEs' generated regions (`<!-- generated:NAME -->`), refilled from one results file:
-//! the repository's README's results, heading included, from the book's GPU ([`super::BOOK_GPU`]),
+//! the repository's README's results, heading included, from the book's GPU ([`super::hardware::BOOK_GPU`]),
 //! like the chapters; the steps' READMEs from the H100's sweep.
 
 use super::tables::gflops_row;
@@ -109,7 +109,7 @@ fn fill(text: &str, name: &str, content: &str) -> Option<String> {
 pub fn readmes(root: &Path, all: &[Results]) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     let readme = root.join("README.md");
-    let book = all.iter().find(|r| r.slug == super::BOOK_GPU);
+    let book = all.iter().find(|r| r.slug == super::hardware::BOOK_GPU);
     if let Some(text) =
         book.and_then(|r| std::fs::read_to_string(&readme).ok().and_then(|t| fill(&t, "results", &readme_table(r))))
     {

@@ -6,7 +6,7 @@
 //! and line that asked for it.
 //!
 //! A name is fields joined by `_`: an optional GPU (the slug of a results file; without it the
-//! book's GPU, [`super::BOOK_GPU`]), then one of
+//! book's GPU, [`super::hardware::BOOK_GPU`]), then one of
 //!
 //! | name | value | example |
 //! |---|---|---|
@@ -25,7 +25,7 @@
 use super::partials::Partials;
 use super::profiles::Profiles;
 use crate::results::{HEADLINE, Results, Run};
-use common::roofline::Floors;
+use common::timing::roofline::Floors;
 use common::{Gemm, Shape};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -128,7 +128,7 @@ pub fn value(name: &str, sources: &Sources) -> Result<String, String> {
     let fields: Vec<&str> = name.split('_').collect();
     let (slug, rest) = match sources.all.iter().find(|r| r.slug == fields[0]) {
         Some(_) => (fields[0], &fields[1..]),
-        None => (super::BOOK_GPU, &fields[..]),
+        None => (super::hardware::BOOK_GPU, &fields[..]),
     };
     let r = gpu(sources, slug)?;
     match rest {

@@ -66,7 +66,7 @@ pub(super) fn merged(
 mod tests {
     use super::*;
     use crate::references::tests::{file, row};
-    use common::clocks::Clocks;
+    use common::timing::clocks::Clocks;
 
     #[test]
     fn a_merge_keeps_what_the_run_did_not_time() {
@@ -92,7 +92,7 @@ mod tests {
         assert_eq!(kept, [("fp16".to_string(), 6.0), ("tf32".into(), 7.0), ("3xtf32".into(), 8.0)]);
         // And the clock: the old file's of what the run did not time, the run's of what it did.
         let watched = |precision: &str, mhz: u32| {
-            let s = common::clocks::Sample { mhz, milliwatts: 1, reasons: 0 };
+            let s = common::timing::clocks::Sample { mhz, milliwatts: 1, reasons: 0 };
             Watched { m: 64, n: 64, k: 64, precision: precision.into(), clocks: Clocks::from_samples(&[s]).unwrap() }
         };
         let old = References { clocks: vec![watched("fp16", 1), watched("3xtf32", 2)], ..old };

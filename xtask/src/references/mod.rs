@@ -1,9 +1,10 @@
 //! `cargo xtask references [--torch FILE] [--shapes ...] [--precisions ...]`: the top rung of
-//! the ladder against every cuBLAS configuration a user can call ([`common::fairest`]) and, when
-//! given the file `scripts/torch-matmul.py` wrote on the same GPU, PyTorch's `torch.matmul`;
-//! each timed one at a time and back to back. Writes `results/references/<gpu>.json`, which
-//! `cargo xtask book` turns into the book's table. `--kernel` and `--define` time an experiment
-//! in the top rung's place, into the file `--out` names.
+//! the ladder against every cuBLAS configuration a user can call ([`common::timing::fairest`])
+//! and, when given the file `scripts/torch-matmul.py` wrote on the same GPU, PyTorch's
+//! `torch.matmul`; each timed one at a time and back to back. Writes
+//! `results/references/<gpu>.json`, which `cargo xtask book` turns into the book's table.
+//! `--kernel` and `--define` time an experiment in the top rung's place, into the file `--out`
+//! names.
 //!
 //! Two timings judge the rung. The first times every configuration (the table of all of them);
 //! the fastest of each C type and method is picked there. The second, the verdict timing, times
@@ -24,8 +25,8 @@ pub use render::{every, targets, verdicts};
 pub use timing::{Args, run};
 
 use crate::results::read_json;
-use common::clocks::Clocks;
-use common::precision::Elem;
+use common::harness::precision::Elem;
+use common::timing::clocks::Clocks;
 use common::{Precision, Step};
 use serde::{Deserialize, Serialize};
 use std::path::Path;

@@ -3,7 +3,7 @@
 
 use super::{References, Row, elem_label, target, top_rung, with_c_types};
 use common::Precision;
-use common::timing::Method;
+use common::timing::runs::Method;
 use std::fmt::Write as _;
 
 /// Every row of the file, the torch rows included.
@@ -219,7 +219,7 @@ fn clock_lines(r: &References) -> String {
     let mut s = format!(
         "\nThe GPU's SM clock over each shape and precision's timings (NVML, every {} ms; `held back`: \
          slowed for heat or by the board, so the figures describe the machine and are not judged):\n\n",
-        common::clocks::PERIOD.as_millis()
+        common::timing::clocks::PERIOD.as_millis()
     );
     for w in &r.clocks {
         let _ = writeln!(s, "- {}x{}x{} {}: {}", w.m, w.n, w.k, w.precision, w.clocks.describe());
@@ -288,7 +288,7 @@ mod tests {
     use super::*;
     use crate::references::tests::{file, row};
     use crate::references::{Torch, Watched};
-    use common::clocks::Clocks;
+    use common::timing::clocks::Clocks;
 
     fn has_line(md: &str, line: &str) {
         assert!(md.contains(line), "no line\n{line}\nin\n{md}");
@@ -298,13 +298,13 @@ mod tests {
     fn figures_taken_while_the_gpu_was_held_back_are_not_judged() {
         let rung = top_rung(Precision::F16).unwrap().id();
         let clocks = |reasons: u64| {
-            let s = common::clocks::Sample { mhz: 1400, milliwatts: 690_000, reasons };
+            let s = common::timing::clocks::Sample { mhz: 1400, milliwatts: 690_000, reasons };
             let clocks = Clocks::from_samples(&[s, s]).unwrap();
             vec![Watched { m: 64, n: 64, k: 64, precision: "fp16".into(), clocks }]
         };
         let rows = vec![row(&rung, "fp32", "one at a time", 100.0), row("cublasGemmEx", "fp32", "one at a time", 90.0)];
         // At the power cap: judged as ever, and the clock named under the table.
-        let capped = References { clocks: clocks(common::clocks::reason::POWER_CAP), ..file(rows.clone()) };
+        let capped = References { clocks: clocks(common::timing::clocks::reason::POWER_CAP), ..file(rows.clone()) };
         let md = markdown(&capped);
         has_line(
             &md,
@@ -313,7 +313,7 @@ mod tests {
         has_line(&md, "- 64x64x64 fp16: 1400 MHz mean (1400-1400), 690 W, power cap in 2 of 2 samples");
         assert!(verdicts(&capped).starts_with("FP16 and BF16: 1 of 1 cases"), "{}", verdicts(&capped));
         // In thermal slowdown: shown, not judged, and counted apart.
-        let hot = References { clocks: clocks(common::clocks::reason::SW_THERMAL), ..file(rows) };
+        let hot = References { clocks: clocks(common::timing::clocks::reason::SW_THERMAL), ..file(rows) };
         let md = markdown(&hot);
         has_line(
             &md,

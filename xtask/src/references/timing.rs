@@ -10,16 +10,16 @@ use super::{
 };
 use crate::results::read_json;
 use crate::sweep::{slug, today};
-use common::check::Prepared;
-use common::clocks::Watch;
-use common::compile::KernelSource;
-use common::device::Gpu;
-use common::fairest::{CublasCall, both_ways, checked_calls};
-use common::lt::CublasLt;
-use common::reference::Cublas;
-use common::runner::Runner;
-use common::timing::{Method, Timing, TimingPlan, time_in_turn};
-use common::{Gemm, Precision, Shape, Step, data};
+use common::harness::compile::KernelSource;
+use common::harness::device::Gpu;
+use common::harness::runner::Runner;
+use common::timing::clocks::Watch;
+use common::timing::fairest::{CublasCall, both_ways, checked_calls};
+use common::timing::lt::CublasLt;
+use common::timing::runs::{Method, Timing, TimingPlan, time_in_turn};
+use common::verify::check::Prepared;
+use common::verify::reference::Cublas;
+use common::{Gemm, Precision, Shape, Step, harness::data};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -39,7 +39,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = parse_precision)]
     precisions: Vec<Precision>,
     /// cuBLASLt algorithms to time per C type, the heuristic's first ones
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=common::lt::MAX_ALGOS as i64))]
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=common::timing::lt::MAX_ALGOS as i64))]
     algos: u16,
     /// The JSON file scripts/torch-matmul.py wrote on this GPU, merged into the results
     #[arg(long, value_name = "FILE")]
@@ -49,7 +49,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE.cu", requires = "out")]
     kernel: Option<PathBuf>,
     /// Add or replace a compile-time define of the top rung's kernel (repeatable), with --out
-    #[arg(long, value_name = "NAME=VALUE", value_parser = common::cli::parse_define, requires = "out")]
+    #[arg(long, value_name = "NAME=VALUE", value_parser = common::tools::cli::parse_define, requires = "out")]
     define: Vec<(String, i64)>,
     /// Keep the rows of the results file for the shapes and precisions this run does not time
     /// (to finish a run stopped by a time limit); the top rungs' kernels must be the file's
@@ -73,7 +73,7 @@ const PLAN: TimingPlan = TimingPlan {
     max_reps: 150,
 };
 
-/// How this task takes its figures ([`common::fairest::both_ways`]).
+/// How this task takes its figures ([`common::timing::fairest::both_ways`]).
 fn in_turn(plan: &TimingPlan) -> String {
     format!(
         "median of the samples of {} turns of each contender, each after {} ms of its own untimed runs",
@@ -91,7 +91,7 @@ pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define, merge }
     let precisions = if precisions.is_empty() { PRECISIONS.to_vec() } else { precisions };
     let torch = torch.map(|f| load_torch(&f)).transpose()?;
     let experiments = experiments(kernel.as_deref(), &precisions)?;
-    let defines = common::cli::static_defines(define);
+    let defines = common::tools::cli::static_defines(define);
     let tool = tool_line(kernel.as_deref(), &defines, merge);
     let e = |e: common::Error| e.to_string();
     let gpu = Gpu::shared().map_err(e)?;
@@ -148,7 +148,7 @@ pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define, merge }
         .filter(|w| w.clocks.held_back().is_some())
         .map(|w| format!("{}x{}x{} {}", w.m, w.n, w.k, w.precision))
         .collect();
-    common::clocks::refuse_held_back(&held)
+    common::timing::clocks::refuse_held_back(&held)
 }
 
 /// An experiment in the top rung's place, read once per rung before the GPU is asked for.
@@ -346,7 +346,7 @@ impl Lab {
             }
         }
         let watched = watch.stop();
-        println!("{shape} {family}: {}", common::clocks::report(&watched, "both timings"));
+        println!("{shape} {family}: {}", common::timing::clocks::report(&watched, "both timings"));
         if let Ok(c) = watched {
             let (m, n, k) = (shape.m as u64, shape.n as u64, shape.k as u64);
             rec.clocks.push(Watched { m, n, k, precision: family.label().to_string(), clocks: c });

@@ -60,7 +60,7 @@ impl Geometry {
     pub fn constant(&self, name: &str) -> Option<usize> {
         let decl = format!("constexpr int {name} = ");
         let kernel = &self.step.kernel;
-        let headers = kernel.headers.iter().chain(common::compile::HEADERS).map(|h| h.text);
+        let headers = kernel.headers.iter().chain(common::harness::compile::HEADERS).map(|h| h.text);
         let sources = std::iter::once(kernel.code.as_ref()).chain(headers);
         let line = sources.flat_map(str::lines).find_map(|l| l.split_once(&decl).map(|(_, rest)| rest))?;
         self.eval(line.split(';').next()?)

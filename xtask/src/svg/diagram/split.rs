@@ -8,7 +8,7 @@ use svg::Document;
 /// (`big = u & MASK`) and what small adds before the tensor cores drop its low bits
 /// (`small = (rest + HALF) | sign`).
 fn split_literals() -> Result<(u32, u32), String> {
-    let header = common::compile::HEADERS.iter().find(|h| h.name == "tensor.cuh").ok_or("no tensor.cuh")?.text;
+    let header = common::harness::compile::HEADERS.iter().find(|h| h.name == "tensor.cuh").ok_or("no tensor.cuh")?.text;
     let body = header.split_once("void split_tf32(").ok_or("no split_tf32 in tensor.cuh")?.1;
     let hex = |after: &str| -> Result<u32, String> {
         let at = body.split_once(after).ok_or_else(|| format!("split_tf32 has no `{after}`"))?.1;

@@ -9,12 +9,12 @@
 //! again with the rung, with [`time_in_turn`]: picked and judged on the same samples, the largest
 //! of several noisy medians would be biased upward.
 
-use crate::check::Prepared;
-use crate::device::{Gpu, sync};
-use crate::lt::CublasLt;
-use crate::matrix::DeviceMatrix;
-use crate::reference::Cublas;
-use crate::timing::{Method, Timing, TimingPlan, time_in_turn};
+use crate::harness::device::{Gpu, sync};
+use crate::harness::matrix::DeviceMatrix;
+use crate::timing::lt::CublasLt;
+use crate::timing::runs::{Method, Timing, TimingPlan, time_in_turn};
+use crate::verify::check::Prepared;
+use crate::verify::reference::Cublas;
 use crate::{Error, Result};
 
 /// Which door into cuBLAS.

@@ -1,16 +1,16 @@
 //! The tile tuners of the tensor-core steps (`examples/tune.rs`): every candidate launch of a
 //! step, verified and then timed against cuBLAS in the same precision, one table row each.
 
-use crate::check::Prepared;
-use crate::compile::KernelSource;
-use crate::device::Gpu;
-use crate::launch::Launch;
-use crate::lt::{CublasConfig, CublasLt, time_configs, usable_configs};
-use crate::reference::Cublas;
-use crate::runner::Runner;
-use crate::step::Step;
-use crate::timing::{TimingPlan, compare_prepared};
-use crate::{Gemm, Precision, Result, Shape, data};
+use crate::harness::compile::KernelSource;
+use crate::harness::device::Gpu;
+use crate::harness::launch::Launch;
+use crate::harness::runner::Runner;
+use crate::harness::step::Step;
+use crate::timing::lt::{CublasConfig, CublasLt, time_configs, usable_configs};
+use crate::timing::runs::{TimingPlan, compare_prepared};
+use crate::verify::check::Prepared;
+use crate::verify::reference::Cublas;
+use crate::{Gemm, Precision, Result, Shape, harness::data};
 use std::path::PathBuf;
 
 /// What a tuner can try besides the step's own kernel: the options every `examples/tune.rs`
@@ -22,7 +22,7 @@ pub struct Experiment {
     #[arg(long, value_name = "FILE.cu")]
     pub kernel: Option<PathBuf>,
     /// Add or replace a compile-time define in every candidate (repeatable), e.g. --define STAGES=3
-    #[arg(long, value_name = "NAME=VALUE", value_parser = crate::cli::parse_define)]
+    #[arg(long, value_name = "NAME=VALUE", value_parser = crate::tools::cli::parse_define)]
     pub define: Vec<(String, i64)>,
     /// Time candidates even when their product is wrong, for bound experiments that leave work
     /// out on purpose (e.g. step 8's no-copies.patch); their rows say "wrong product"
@@ -55,7 +55,7 @@ pub fn run(
 ) -> Result<()> {
     let base = &variants.first().ok_or_else(|| crate::Error::BadInput("no step to tune".into()))?.kernel;
     let kernel = experiment.kernel.as_deref().map(|k| KernelSource::from_file_over(k, base)).transpose()?;
-    let extra = crate::cli::static_defines(experiment.define.iter().cloned());
+    let extra = crate::tools::cli::static_defines(experiment.define.iter().cloned());
     let gpu = Gpu::shared()?;
     let cublas = Cublas::new(&gpu)?;
     let mut lt = CublasLt::new(&gpu)?;
@@ -80,7 +80,7 @@ pub fn run(
         let fastest = if CublasConfig::for_precision(p).len() > 1 {
             let configs = usable_configs(&gpu, &cublas, &mut lt, &prepared, true, &mut Vec::new())?;
             let (_, timed) = time_configs(&gpu, &cublas, &mut lt, &prepared, TimingPlan::default(), &configs, None)?;
-            crate::lt::fastest(&timed).map(|(config, t)| {
+            crate::timing::lt::fastest(&timed).map(|(config, t)| {
                 println!("{p}: fastest cuBLAS {} ({:.0} GFLOP/s)", config.label(), t.gflops(&gemm));
                 t
             })
@@ -89,7 +89,7 @@ pub fn run(
         };
         for c in candidates(p) {
             let (of_candidate, extra) = (c.launch, extra.clone());
-            let with_extra = move |s: &Shape| crate::launch::with_defines(of_candidate(s), &extra);
+            let with_extra = move |s: &Shape| crate::harness::launch::with_defines(of_candidate(s), &extra);
             let launch = with_extra(&shape);
             let row = format!("| {p} | {} |", c.label);
             let mut runner = Runner::new(&gpu, step, kernel.clone())?.with_launch(with_extra);
@@ -133,7 +133,7 @@ pub fn run(
 #[command(name = "tune", version)]
 struct TunerArgs {
     /// The shape, MxNxK or S
-    #[arg(value_parser = crate::cli::parse_shape, default_value = "4096")]
+    #[arg(value_parser = crate::tools::cli::parse_shape, default_value = "4096")]
     shape: Shape,
     /// Only this precision (one of the step's)
     #[arg(value_parser = |s: &str| Precision::parse(s).ok_or_else(|| format!("`{s}` is not a precision")))]
@@ -146,7 +146,7 @@ struct TunerArgs {
 /// experiment, then [`run`]s `candidates` on the step's `variants`.
 pub fn main(variants: &[Step], candidates: impl Fn(Precision) -> Vec<Candidate>) -> std::process::ExitCode {
     let args: TunerArgs = clap::Parser::parse();
-    crate::cli::tool_main(|| run(variants, args.shape, args.precision, &args.experiment, candidates))
+    crate::tools::cli::tool_main(|| run(variants, args.shape, args.precision, &args.experiment, candidates))
 }
 
 #[cfg(test)]

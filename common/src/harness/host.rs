@@ -2,17 +2,17 @@
 //! kernel, the launch, the problem and its buffers, and scratch memory kept between runs.
 
 use crate::Result;
-use crate::compile::Resources;
-use crate::device::Gpu;
-use crate::launch::Launch;
-use crate::matrix::{DeviceMatrix, alloc};
-use crate::precision::Precision;
-use crate::problem::Gemm;
+use crate::harness::compile::Resources;
+use crate::harness::device::Gpu;
+use crate::harness::launch::Launch;
+use crate::harness::matrix::{DeviceMatrix, alloc};
+use crate::harness::precision::Precision;
+use crate::harness::problem::Gemm;
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DevicePtr};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// A step's own host code for one GEMM (see [`Step::host`]).
+/// A step's own host code for one GEMM (see [`Step::host`](crate::Step::host)).
 pub type HostFn = fn(&mut HostCall<'_>) -> Result<()>;
 
 /// Everything a step's host code gets for one run: the compiled module, the launch the step's
@@ -35,7 +35,7 @@ pub struct HostCall<'a> {
 pub struct Workspace {
     buffers: HashMap<&'static str, CudaSlice<u8>>,
     /// Step 9's tensor maps, by what they were made from.
-    tensor_maps: HashMap<Vec<u64>, crate::hopper::TensorMap>,
+    tensor_maps: HashMap<Vec<u64>, crate::harness::hopper::TensorMap>,
     /// Counts the driver was asked for once (step 9's resident clusters), by what they depend on.
     counts: HashMap<Vec<u64>, u32>,
     /// The grid the host code last worked out for itself (a persistent grid), for the step binary
@@ -58,8 +58,8 @@ impl Workspace {
     pub fn tensor_map(
         &mut self,
         key: Vec<u64>,
-        make: impl FnOnce() -> Result<crate::hopper::TensorMap>,
-    ) -> Result<crate::hopper::TensorMap> {
+        make: impl FnOnce() -> Result<crate::harness::hopper::TensorMap>,
+    ) -> Result<crate::harness::hopper::TensorMap> {
         cached(&mut self.tensor_maps, key, make)
     }
 

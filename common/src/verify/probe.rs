@@ -17,8 +17,8 @@
 //!   22 significant bits, among small ones (+-c*2^-23): a kernel that drops the low bits of an
 //!   input or a product (keeping 16 or 20 of FP32's 24) is caught as well.
 
-use crate::data::{Inputs, Rng};
-use crate::problem::{Gemm, Shape};
+use crate::harness::data::{Inputs, Rng};
+use crate::harness::problem::{Gemm, Shape};
 use std::fmt;
 
 /// The depths of the probes: from a small tile to the largest K of the shape suite.
@@ -157,7 +157,7 @@ impl Probe {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::cpu_reference;
+    use crate::verify::reference::cpu_reference;
 
     /// The probe's product in FP32, summed in `order` (0: sequential FMA; 1: reversed, no FMA;
     /// 2: eight interleaved partial sums; 3: pairwise), with `round` applied to every input.
@@ -191,7 +191,7 @@ mod tests {
 
     #[test]
     fn fp32_is_exact_in_every_order_and_lower_precisions_are_not() {
-        let tf32 = crate::precision::tf32_rna;
+        let tf32 = crate::harness::precision::tf32_rna;
         let f16 = |x: f32| half::f16::from_f32(x).to_f32();
         let bf16 = |x: f32| half::bf16::from_f32(x).to_f32();
         // Products truncated to 20 significant bits: FP32 that drops low bits.

@@ -2,13 +2,13 @@
 //! Every test is reported as ignored (with the reason) on a machine without a usable GPU,
 //! and runs by itself where there is one.
 
-use crate::check::{Prepared, Verified, verify};
-use crate::device::Gpu;
-use crate::probe::Probe;
-use crate::reference::Cublas;
-use crate::runner::Runner;
-use crate::step::Step;
-use crate::{Error, Gemm, Precision, Shape, data};
+use crate::harness::device::Gpu;
+use crate::harness::runner::Runner;
+use crate::harness::step::Step;
+use crate::verify::check::{Prepared, Verified, verify};
+use crate::verify::probe::Probe;
+use crate::verify::reference::Cublas;
+use crate::{Error, Gemm, Precision, Shape, harness::data};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -48,10 +48,10 @@ pub const EDGE_CASES: &[(Shape, f32, f32)] = &[
     (Shape::new(31, 0, 32), 1.0, 0.0),
 ];
 
-/// The precision probes ([`crate::probe`]) a step in precision `p` must answer exactly: those
-/// that claim FP32 accuracy (FP32, 3xTF32, FP64). The lower precisions fail them by design.
+/// The precision probes ([`crate::verify::probe`]) a step in precision `p` must answer exactly:
+/// those that claim FP32 accuracy (FP32, 3xTF32, FP64). The lower precisions fail them by design.
 pub fn probes_for(p: Precision) -> Vec<Probe> {
-    if p.fp32_accurate() { crate::probe::probes() } else { Vec::new() }
+    if p.fp32_accurate() { crate::verify::probe::probes() } else { Vec::new() }
 }
 
 /// A probe's verdict: the usual checks, and every element equal to the float64 answer.
@@ -168,7 +168,7 @@ pub fn variant_shapes() -> Vec<Shape> {
     let mut v: Vec<Shape> = SHAPE_SUITE.to_vec();
     v.extend(EDGE_CASES.iter().map(|c| c.0));
     v.extend(REPEAT_CASES.iter().map(|c| c.0));
-    v.extend(crate::bench::DEFAULT_SHAPES);
+    v.extend(crate::tools::bench::DEFAULT_SHAPES);
     v.extend([
         Shape::new(4096, 11008, 4096),
         Shape::new(16, 11008, 4096),
@@ -176,7 +176,7 @@ pub fn variant_shapes() -> Vec<Shape> {
         Shape::cube(8192),
     ]);
     v.extend([Shape::new(100, 100, 100), Shape::new(64, 64, 66), Shape::new(64, 66, 64), Shape::new(66, 64, 64)]);
-    v.extend(crate::probe::probes().iter().map(|p| p.gemm.shape));
+    v.extend(crate::verify::probe::probes().iter().map(|p| p.gemm.shape));
     v
 }
 
@@ -197,24 +197,25 @@ pub fn variants_for(step: &Step, shapes: &[Shape]) -> Vec<crate::Launch> {
     out
 }
 
-/// The targets a step's kernel is compiled for without a GPU ([`crate::cli::default_targets`]).
+/// The targets a step's kernel is compiled for without a GPU
+/// ([`crate::tools::cli::default_targets`]).
 pub fn compile_targets(step: &Step) -> Vec<&'static str> {
-    crate::cli::default_targets(step)
+    crate::tools::cli::default_targets(step)
 }
 
 /// Whether `old` (a kernel with its shared headers as of an older commit) and the step's kernel
 /// today compile to the same machine code, in every variant the step launches for
 /// [`variant_shapes`] and `shapes` (those of the recorded runs) and for every target: every
 /// section of the two CUBINs but the debug information (the line tables), byte for byte
-/// ([`crate::compile::machine_code`]). Then results measured with `old` were measured with today's
-/// machine code. The count of CUBINs compared, or the first variant that differs.
+/// ([`crate::harness::compile::machine_code`]). Then results measured with `old` were measured
+/// with today's machine code. The count of CUBINs compared, or the first variant that differs.
 pub fn same_machine_code(
     step: &Step,
     old: &crate::KernelSource,
     old_headers: &[(&str, &str)],
     shapes: &[Shape],
 ) -> Result<usize, String> {
-    use crate::compile::{compile, compile_with_headers, machine_code};
+    use crate::harness::compile::{compile, compile_with_headers, machine_code};
     let mut compared = 0;
     let all: Vec<Shape> = variant_shapes().into_iter().chain(shapes.iter().copied()).collect();
     for launch in variants_for(step, &all) {
@@ -242,7 +243,7 @@ pub fn same_machine_code(
 /// Compiles one variant and checks what ptxas reports: no spills, no stack, and no wgmma that
 /// ptxas had to serialize (its notes C7512, C7519: a slow kernel, still correct).
 pub fn compiles_cleanly(source: &crate::KernelSource, defines: &[(&str, i64)], arch: &str) -> Result<(), String> {
-    let c = crate::compile::compile(source, defines, arch).map_err(|e| e.to_string())?;
+    let c = crate::harness::compile::compile(source, defines, arch).map_err(|e| e.to_string())?;
     let r = c.resources;
     if r.registers == 0 {
         return Err(format!("no ptxas report in the NVRTC log, so spills cannot be checked:\n{}", c.log));
@@ -276,7 +277,7 @@ pub fn nvrtc_missing() -> String {
 /// One trial per variant and target: the step's kernel compiles with NVRTC, no GPU needed.
 /// Without NVRTC they are ignored, or, where it is required, one trial fails with [`nvrtc_missing`].
 pub fn compile_trials(step: &Step) -> Vec<Trial> {
-    let missing = !crate::device::nvrtc_present();
+    let missing = !crate::harness::device::nvrtc_present();
     let prefix = if step.precision == Precision::F32 { String::new() } else { format!("{}/", step.precision) };
     if missing && nvrtc_required() {
         return vec![Trial::test(format!("{prefix}compile/nvrtc"), || Err(nvrtc_missing().into())).with_kind("nvrtc")];
@@ -346,10 +347,10 @@ pub fn main(step: &Step) -> ExitCode {
 
 /// Main of the GPU test binary of a step with one `Step` per precision: the suite in each.
 pub fn main_variants(variants: &[Step]) -> ExitCode {
-    crate::cli::program_start();
+    crate::tools::cli::program_start();
     let mut args = Arguments::from_args();
     args.test_threads.get_or_insert(1);
-    if !crate::device::nvrtc_present() {
+    if !crate::harness::device::nvrtc_present() {
         match nvrtc_required() {
             true => eprintln!("error: {}", nvrtc_missing()),
             false => eprintln!("note: the kernel's compile tests are ignored: {}", Error::NoNvrtc),

@@ -2,11 +2,11 @@
 //! GPU's work, the median; contenders timed in turn; and a kernel against cuBLAS on the same
 //! problem in the same process.
 
-use crate::check::Prepared;
-use crate::device::{Gpu, sync};
-use crate::problem::Gemm;
-use crate::reference::Cublas;
-use crate::runner::Runner;
+use crate::harness::device::{Gpu, sync};
+use crate::harness::problem::Gemm;
+use crate::harness::runner::Runner;
+use crate::verify::check::Prepared;
+use crate::verify::reference::Cublas;
 use crate::{Error, Result};
 use cudarc::driver::sys::CUevent_flags;
 use std::time::{Duration, Instant};
@@ -98,8 +98,9 @@ impl Method {
 /// Times contenders (closures that each queue one run) in turns, with CUDA events. A turn is
 /// `plan.settle` of untimed runs of one contender, then its share of the samples (`plan.measure`
 /// split over `plan.rounds` turns); the contenders take turns, round after round, each round
-/// starting one contender further on. Every sample is queued behind the [gate](crate::gate), so
-/// the events time the GPU's work, not the host's. Returns each contender's median.
+/// starting one contender further on. Every sample is queued behind the
+/// [gate](crate::timing::gate), so the events time the GPU's work, not the host's. Returns each
+/// contender's median.
 ///
 /// Why turns, and why the settling: the clock is the largest term. Under seconds of tensor-core
 /// work the GPU sits at its power cap and its clock drifts, so contenders timed one after the
@@ -116,7 +117,7 @@ pub fn time_in_turn(
 ) -> Result<Vec<Timing>> {
     let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
     let stop = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-    let gate = crate::gate::of(gpu)?;
+    let gate = crate::timing::gate::of(gpu)?;
     let (n, runs) = (contenders.len(), method.runs());
     let rounds = if n == 1 { 1 } else { plan.rounds.max(1) };
     let per_turn = plan.measure / rounds as u32;

@@ -42,7 +42,7 @@ impl fmt::Display for Error {
                 f,
                 "no NVRTC (libnvrtc.so.13 could not be loaded): install it with `{}` (the harness finds it \
                  there, no paths to set), or install the CUDA 13 toolkit and put its lib64 on LD_LIBRARY_PATH",
-                crate::toolkit::PIP_INSTALL
+                crate::harness::toolkit::PIP_INSTALL
             ),
             Error::NoCublas => write!(
                 f,

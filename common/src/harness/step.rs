@@ -4,11 +4,11 @@
 //! A crate states only what is its own: `step!` (one FP32 step) and `precision_steps!` (one
 //! `Step` per precision) write the rest, the crate's name and `src/kernel.cu` among it.
 
-use crate::compile::KernelSource;
-use crate::host::HostFn;
-use crate::launch::Launch;
-use crate::precision::Precision;
-use crate::problem::Shape;
+use crate::harness::compile::KernelSource;
+use crate::harness::host::HostFn;
+use crate::harness::launch::Launch;
+use crate::harness::precision::Precision;
+use crate::harness::problem::Shape;
 
 /// The entry point every kernel defines (`extern "C"`, so the name is not mangled).
 pub const ENTRY: &str = "sgemm";
@@ -79,7 +79,7 @@ macro_rules! __last {
 /// - `precision`: what it computes in (`precision_steps!` sets it);
 /// - `min_cc`: a GPU older than this is refused;
 /// - `hopper: HOST`: Hopper alone (sm_90a, compute capability 9.0), launched by its host code;
-/// - `headers`: headers of step crates its kernel includes ([`crate::compile::Header`]);
+/// - `headers`: headers of step crates its kernel includes ([`crate::harness::compile::Header`]);
 /// - `partials`: the rung with one idea left out at a time ([`Partial`]).
 #[macro_export]
 macro_rules! step {
@@ -98,7 +98,7 @@ macro_rules! step {
             idea: $idea,
             kernel: $crate::kernel_source!("src/kernel.cu" $(, $headers)?),
             launch: $launch,
-            min_cc: $crate::step::oldest_gpu(
+            min_cc: $crate::harness::step::oldest_gpu(
                 $crate::__last!($crate::Precision::F32 $(, $p)?),
                 $crate::__last!((0, 0) $(, $cc)? $(, { let _ = $host; (9, 0) })?),
             ),
@@ -139,7 +139,7 @@ macro_rules! precision_steps {
         const fn variant(
             precision: $crate::Precision,
             launch: fn(&$crate::Shape) -> $crate::Launch,
-            partials: &'static [$crate::step::Partial],
+            partials: &'static [$crate::harness::step::Partial],
         ) -> $crate::Step {
             $crate::step! {
                 idea: $idea,
@@ -150,8 +150,8 @@ macro_rules! precision_steps {
             }
         }
         /// The partial rungs of the first precision.
-        const PARTIALS: &[$crate::step::Partial] = &[$($(
-            $crate::step::Partial {
+        const PARTIALS: &[$crate::harness::step::Partial] = &[$($(
+            $crate::harness::step::Partial {
                 name: $part,
                 what: $what,
                 step: variant($crate::Precision::$fp, $crate::precision_steps!(@launch $fp, $edit), &[]),

@@ -2,17 +2,17 @@
 //! shape, the step and cuBLAS side by side, times from CUDA events, throughput in FLOPs;
 //! a summary table (GFLOP/s and % of cuBLAS per shape) closes the run.
 
-use crate::check::Prepared;
-use crate::device::Gpu;
-use crate::device::sync;
-use crate::lt::{CublasConfig, CublasLt, compare};
-use crate::matrix::DeviceMatrix;
-use crate::precision::Precision;
-use crate::reference::Cublas;
-use crate::runner::Runner;
-use crate::step::Step;
-use crate::timing::{Timing, TimingPlan};
-use crate::{Gemm, Result, Shape, data};
+use crate::harness::device::Gpu;
+use crate::harness::device::sync;
+use crate::harness::matrix::DeviceMatrix;
+use crate::harness::precision::Precision;
+use crate::harness::runner::Runner;
+use crate::harness::step::Step;
+use crate::timing::lt::{CublasConfig, CublasLt, compare};
+use crate::timing::runs::{Timing, TimingPlan};
+use crate::verify::check::Prepared;
+use crate::verify::reference::Cublas;
+use crate::{Gemm, Result, Shape, harness::data};
 use criterion::{Criterion, SamplingMode, Throughput};
 use cudarc::driver::sys::CUevent_flags;
 use std::cell::RefCell;
@@ -64,7 +64,8 @@ pub struct Row {
     /// baseline every earlier step is measured against.
     pub sgemm: Option<Timing>,
     /// FP16, BF16 and TF32: cuBLAS through each of its configurations ([`CublasConfig`]), and
-    /// the kernel timed in turns with them ([`crate::timing::time_in_turn`]), after criterion.
+    /// the kernel timed in turns with them ([`crate::timing::runs::time_in_turn`]), after
+    /// criterion.
     pub configs: Vec<(CublasConfig, Timing)>,
     pub kernel_in_turn: Option<Timing>,
 }
@@ -72,7 +73,7 @@ pub struct Row {
 impl Row {
     /// The fastest cuBLAS configuration measured for this row.
     pub fn fastest(&self) -> Option<(CublasConfig, Timing)> {
-        crate::lt::fastest(&self.configs)
+        crate::timing::lt::fastest(&self.configs)
     }
 }
 
@@ -83,9 +84,9 @@ pub fn run(c: &mut Criterion, step: &Step) {
 
 /// Benches each precision variant of one step (step 7) at every shape.
 pub fn run_variants(c: &mut Criterion, variants: &[Step]) {
-    crate::cli::program_start();
+    crate::tools::cli::program_start();
     let gpu = or_exit(Gpu::shared());
-    let watch = crate::clocks::Watch::start(&gpu);
+    let watch = crate::timing::clocks::Watch::start(&gpu);
     let mut rows = Vec::new();
     for step in variants {
         rows.extend(or_exit(bench_shapes(c, step)));
@@ -93,7 +94,7 @@ pub fn run_variants(c: &mut Criterion, variants: &[Step]) {
     let name = variants.first().map_or("", |s| s.name);
     println!("\n{name} on {}", gpu.describe());
     println!("{}", summary(name, &rows));
-    println!("{}", crate::clocks::report(&watch.stop(), "the whole bench"));
+    println!("{}", crate::timing::clocks::report(&watch.stop(), "the whole bench"));
 }
 
 /// The summary table: per shape, the step's and cuBLAS's GFLOP/s and the ratio; for the
@@ -127,7 +128,7 @@ pub fn summary(name: &str, rows: &[Row]) -> String {
              C in FP32 or in the 16-bit input type), timed in turns with the kernel after criterion's runs:\n\n\
              | shape | precision | {name} GFLOP/s | cuBLAS configurations, GFLOP/s | fastest | % of the fastest |\n\
              |---|---|---:|---|---|---:|\n",
-            crate::lt::WORKSPACE_BYTES >> 20
+            crate::timing::lt::WORKSPACE_BYTES >> 20
         );
         for r in fastest {
             let all: Vec<String> =

@@ -3,15 +3,15 @@
 //! `cublasGemmEx` does not, so the tensor-core steps are also measured against the fastest of
 //! the cuBLAS configurations ([`CublasConfig`]), in the same process.
 
-use crate::check::Prepared;
-use crate::device::Gpu;
-use crate::device::sync;
-use crate::matrix::DeviceMatrix;
-use crate::precision::{Elem, Precision};
-use crate::problem::{Gemm, Shape};
-use crate::reference::Cublas;
-use crate::runner::Runner;
-use crate::timing::{Comparison, Method, Timing, TimingPlan, time_in_turn};
+use crate::harness::device::Gpu;
+use crate::harness::device::sync;
+use crate::harness::matrix::DeviceMatrix;
+use crate::harness::precision::{Elem, Precision};
+use crate::harness::problem::{Gemm, Shape};
+use crate::harness::runner::Runner;
+use crate::timing::runs::{Comparison, Method, Timing, TimingPlan, time_in_turn};
+use crate::verify::check::Prepared;
+use crate::verify::reference::Cublas;
 use crate::{Error, Result};
 use cudarc::cublaslt::result as lt;
 use cudarc::cublaslt::sys;

@@ -40,9 +40,9 @@ pub fn driver_present() -> bool {
     unsafe { cudarc::driver::sys::is_culib_present() }
 }
 
-/// Whether libnvrtc can be loaded (by name, or from a pip install: [`crate::toolkit`]).
+/// Whether libnvrtc can be loaded (by name, or from a pip install: [`crate::harness::toolkit`]).
 pub fn nvrtc_present() -> bool {
-    crate::toolkit::nvrtc_present()
+    crate::harness::toolkit::nvrtc_present()
 }
 
 /// Whether libcublas can be loaded.

@@ -1,14 +1,14 @@
 //! The runner: compiles, loads and launches one step's kernel (or another `.cu` with the same
 //! geometry) with the common signature `sgemm(M, N, K, alpha, A, B, beta, C)`.
 
-use crate::compile::{KernelSource, Resources, compile};
-use crate::device::Gpu;
-use crate::host::{HostCall, Loaded, Workspace};
-use crate::launch::Launch;
-use crate::matrix::{DeviceMatrix, check_storage};
-use crate::precision::Elem;
-use crate::problem::{Gemm, Shape};
-use crate::step::{ENTRY, Step};
+use crate::harness::compile::{KernelSource, Resources, compile};
+use crate::harness::device::Gpu;
+use crate::harness::host::{HostCall, Loaded, Workspace};
+use crate::harness::launch::Launch;
+use crate::harness::matrix::{DeviceMatrix, check_storage};
+use crate::harness::precision::Elem;
+use crate::harness::problem::{Gemm, Shape};
+use crate::harness::step::{ENTRY, Step};
 use crate::{Error, Result};
 use cudarc::driver::sys::CUfunction_attribute as FnAttr;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
@@ -67,7 +67,7 @@ impl Runner {
             return self;
         }
         let (launch, extra) = (self.step.launch, defines.to_vec());
-        self.with_launch(move |s| crate::launch::with_defines(launch(s), &extra))
+        self.with_launch(move |s| crate::harness::launch::with_defines(launch(s), &extra))
     }
 
     /// The launch for `shape`, checked against CUDA's limits and the index range.

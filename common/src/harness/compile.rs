@@ -1,8 +1,8 @@
 //! Kernel build: a step's `.cu` through NVRTC to a CUBIN for one exact GPU architecture,
 //! with the step's compile-time defines and the shared headers of `common/include`.
 
-use crate::toolkit::nvrtc_present;
-pub use crate::toolkit::{INCLUDE_ENV, cuda_include_dirs};
+use crate::harness::toolkit::nvrtc_present;
+pub use crate::harness::toolkit::{INCLUDE_ENV, cuda_include_dirs};
 use crate::{Error, Result};
 use cudarc::nvrtc::sys as nv;
 use std::borrow::Cow;
@@ -26,7 +26,7 @@ macro_rules! shared {
         Header {
             name: $name,
             path: concat!("common/include/", $name),
-            text: include_str!(concat!("../include/", $name)),
+            text: include_str!(concat!("../../include/", $name)),
         }
     };
 }
@@ -40,7 +40,7 @@ pub const HEADERS: &[Header] =
 #[macro_export]
 macro_rules! step_header {
     ($name:literal) => {
-        $crate::compile::Header {
+        $crate::harness::compile::Header {
             name: $name,
             path: concat!(env!("CARGO_PKG_NAME"), "/src/", $name),
             text: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/", $name)),
@@ -67,7 +67,7 @@ pub struct KernelSource {
 #[macro_export]
 macro_rules! kernel_source {
     ($rel:literal $(, $headers:expr)?) => {
-        $crate::compile::KernelSource {
+        $crate::harness::compile::KernelSource {
             name: ::std::borrow::Cow::Borrowed(concat!(env!("CARGO_PKG_NAME"), "/", $rel)),
             code: ::std::borrow::Cow::Borrowed(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", $rel))),
             headers: $crate::__last!(&[] $(, $headers)?),
@@ -77,13 +77,13 @@ macro_rules! kernel_source {
 
 impl KernelSource {
     /// A kernel file, or an experiment given as a diff against `base` (a `.patch`,
-    /// [`crate::patch`]), in the place of `base`: the `--kernel` option of the tools.
+    /// [`crate::harness::patch`]), in the place of `base`: the `--kernel` option of the tools.
     pub fn from_file_over(path: &Path, base: &KernelSource) -> Result<Self> {
         let what = if path.extension().is_some_and(|e| e == "patch") { "experiment" } else { "kernel file" };
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Io(format!("cannot read {what} {}: {e}", path.display())))?;
         let code = if what == "experiment" {
-            crate::patch::apply(&base.code, &text)
+            crate::harness::patch::apply(&base.code, &text)
                 .map_err(|e| Error::BadInput(format!("{} does not apply to {}: {e}", path.display(), base.name)))?
         } else {
             text
@@ -421,7 +421,7 @@ fn failure_hint(log: &str, no_include_dirs: bool) -> Option<String> {
         return Some(format!(
             "\nhint: no CUDA headers were found; install them with `{}` (found beside a pip-installed \
              NVRTC, no paths to set), or set CUDA_HOME to your CUDA toolkit",
-            crate::toolkit::PIP_INSTALL
+            crate::harness::toolkit::PIP_INSTALL
         ));
     }
     let smem = Resources::parse(log).smem_bytes;

@@ -1,7 +1,7 @@
 //! How a kernel is launched for one shape: its grid, block, shared memory and compile-time
 //! defines, stated once beside the kernel by each step.
 
-use crate::problem::Shape;
+use crate::harness::problem::Shape;
 use crate::{Error, Result};
 
 /// How to launch a kernel for one shape: grid, block, dynamic shared memory and the

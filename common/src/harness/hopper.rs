@@ -1,10 +1,10 @@
 //! Host side of Hopper's machinery, for steps 9-13: tensor maps for the Tensor Memory Accelerator
 //! (`cuTensorMapEncodeTiled`), launches with thread-block clusters (`cuLaunchKernelEx`), and the
 //! pitched copies that give the TMA row pitches it can describe. What the rungs' host code shares
-//! on top of it is in [`crate::rungs`].
+//! on top of it is in [`crate::harness::hopper_host`].
 
-use crate::device::Gpu;
-use crate::precision::Elem;
+use crate::harness::device::Gpu;
+use crate::harness::precision::Elem;
 use crate::{Error, Result};
 use cudarc::driver::CudaFunction;
 use cudarc::driver::sys;

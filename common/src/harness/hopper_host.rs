@@ -3,11 +3,13 @@
 //! persistent grid, and the launch of `sgemm` with its tensor maps.
 
 use crate::Result;
-use crate::hopper::{TMA_ALIGN, TensorMap, arg, copy_pitched, max_active_clusters, tensor_map, tf32_map};
-use crate::host::HostCall;
-use crate::launch::{Launch, ceil_div};
-use crate::precision::{Elem, Precision};
-use crate::problem::Shape;
+use crate::harness::hopper::{
+    self, TMA_ALIGN, TensorMap, arg, copy_pitched, max_active_clusters, tensor_map, tf32_map,
+};
+use crate::harness::host::HostCall;
+use crate::harness::launch::{Launch, ceil_div};
+use crate::harness::precision::{Elem, Precision};
+use crate::harness::problem::Shape;
 
 /// Block tile, pipeline depth and cluster of the Hopper rungs (steps 9-13), passed to their
 /// kernels as compile-time defines.
@@ -218,7 +220,7 @@ pub fn launch_sgemm(
     let mut args = [arg(&mi), arg(&ni), arg(&ki), arg(&alpha), arg(maps.0), arg(maps.1), arg(&beta), c];
     let (f, launch) = (&call.loaded.function, call.launch);
     let cluster = launch.value("CLUSTER").unwrap_or(1) as u32;
-    crate::hopper::launch(call.gpu, f, grid, launch.block, launch.dynamic_smem_bytes, (cluster, 1, 1), &mut args)
+    hopper::launch(call.gpu, f, grid, launch.block, launch.dynamic_smem_bytes, (cluster, 1, 1), &mut args)
 }
 
 /// Bytes of one staging buffer of C in steps 12 and 13 (`CHUNK_BYTES` of hopper.cuh): 64 rows of

@@ -2,10 +2,10 @@
 //! (SGEMM with TF32 off for steps 1-6) on the same inputs, and a float64 product on the CPU
 //! through ndarray.
 
-use crate::device::{Gpu, cublas_present};
-use crate::matrix::{DeviceMatrix, check_storage};
-use crate::precision::{Elem, Precision};
-use crate::problem::Gemm;
+use crate::harness::device::{Gpu, cublas_present};
+use crate::harness::matrix::{DeviceMatrix, check_storage};
+use crate::harness::precision::{Elem, Precision};
+use crate::harness::problem::Gemm;
 use crate::{Error, Result};
 use cudarc::cublas::sys as cb;
 use ndarray::{Array2, ArrayView2, s};

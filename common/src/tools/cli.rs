@@ -2,16 +2,16 @@
 //! --beta b [--kernel FILE.cu]` verifies one GEMM against cuBLAS and the CPU, times it
 //! against cuBLAS, and prints one table row.
 
-use crate::check::Prepared;
-use crate::compile::{KernelSource, nvrtc_version};
-use crate::device::Gpu;
-use crate::lt::{CublasLt, compare};
-use crate::reference::{CUBLAS_MATH, Cublas};
-use crate::roofline::Floors;
-use crate::runner::Runner;
-use crate::step::Step;
-use crate::timing::TimingPlan;
-use crate::{Error, Gemm, Precision, Result, Shape, data};
+use crate::harness::compile::{KernelSource, nvrtc_version};
+use crate::harness::device::Gpu;
+use crate::harness::runner::Runner;
+use crate::harness::step::Step;
+use crate::timing::lt::{CublasLt, compare};
+use crate::timing::roofline::Floors;
+use crate::timing::runs::TimingPlan;
+use crate::verify::check::Prepared;
+use crate::verify::reference::{CUBLAS_MATH, Cublas};
+use crate::{Error, Gemm, Precision, Result, Shape, harness::data};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -186,7 +186,7 @@ pub fn tool_main(run: impl FnOnce() -> crate::Result<()>) -> ExitCode {
 /// pipe (`... | head`) ends the program quietly. Rust ignores SIGPIPE, so `println!` into a
 /// closed pipe panics with a backtrace; the default action is what `cat` or `grep` do.
 pub fn program_start() {
-    crate::compile::disable_compute_cache();
+    crate::harness::compile::disable_compute_cache();
     #[cfg(unix)]
     // SAFETY: sets a signal's action to its default, before any other thread exists.
     unsafe {
@@ -239,10 +239,10 @@ fn compile_only(
     arch: &str,
 ) -> Result<bool> {
     let targets: Vec<&str> = if arch.is_empty() { default_targets(step) } else { vec![arch] };
-    let launch = crate::launch::with_defines((step.launch)(shape), defines);
+    let launch = crate::harness::launch::with_defines((step.launch)(shape), defines);
     let with: Vec<String> = launch.defines.iter().map(|(n, v)| format!("{n}={v}")).collect();
     for arch in targets {
-        let c = crate::compile::compile(kernel, &launch.defines, arch)?;
+        let c = crate::harness::compile::compile(kernel, &launch.defines, arch)?;
         let r = c.resources;
         println!(
             "{} compiles for {arch} at {shape} ({}): {} registers, {} B shared memory, {} B stack, {} B spilled",
@@ -328,7 +328,7 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
     // The kernel, cuBLAS and (tensor-core precisions) every other cuBLAS configuration, in turn.
     let plan = TimingPlan::default();
     let mut lt = CublasLt::new(&gpu)?;
-    let watch = crate::clocks::Watch::start(&gpu);
+    let watch = crate::timing::clocks::Watch::start(&gpu);
     let (cmp, configs) = compare(&mut runner, &cublas, &mut lt, &prepared, plan, true, &mut Vec::new())?;
     let clocks = watch.stop();
     if configs.len() > 1 {
@@ -376,7 +376,7 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
         cmp.cublas.gflops(&gemm),
         100.0 * cmp.ratio()
     );
-    println!("{}", crate::clocks::report(&clocks, "the timing"));
+    println!("{}", crate::timing::clocks::report(&clocks, "the timing"));
     Ok(true)
 }
 

@@ -1,6 +1,6 @@
-//! The precisions a kernel can compute in. Steps 1-6 are FP32 SGEMMs; steps 7-9 run the same
-//! product on tensor cores in FP16, BF16, TF32, FP64, and 3xTF32 (FP32 accuracy from three TF32
-//! products). A precision fixes how A and B are stored,
+//! The precisions a kernel can compute in. Steps 1-6 are FP32 SGEMMs; steps 7-13 run the same
+//! product on tensor cores in FP16, BF16 (with C in FP32 or in the 16-bit type), TF32, FP64, and
+//! 3xTF32 (FP32 accuracy from three TF32 products). A precision fixes how A and B are stored,
 //! what the hardware multiplies (the inputs rounded to it), what C and the scalars are, which
 //! cuBLAS call is the reference, and how large an error is still correct.
 
@@ -306,7 +306,7 @@ mod tests {
     /// The codes here and in the kernels' table (`enum PrecisionCode` of precision.cuh) agree.
     #[test]
     fn codes_match_the_kernels_table() {
-        let header = include_str!("../include/precision.cuh");
+        let header = include_str!("../../include/precision.cuh");
         let table = header.split("enum PrecisionCode").nth(1).and_then(|t| t.split("};").next()).unwrap();
         let mut named = 0;
         for line in table.lines() {

@@ -1,14 +1,17 @@
 //! Checking a kernel: one problem prepared with both references (cuBLAS and a float64 CPU
 //! product) and the scales of its bounds, a kernel run on a poisoned C, and the verdict.
 
-use crate::data::Inputs;
-use crate::device::{Gpu, sync};
-use crate::matrix::DeviceMatrix;
-use crate::precision::{Elem, Precision};
-use crate::problem::{Gemm, Shape};
-use crate::reference::{Cublas, Reference, cpu_reference, reference_rows};
-use crate::runner::Runner;
-use crate::verify::{Check, Scales, Tolerance, compare, tf32_ties, tie_operands};
+use crate::harness::data::Inputs;
+use crate::harness::device::{Gpu, sync};
+use crate::harness::matrix::DeviceMatrix;
+use crate::harness::precision::{Elem, Precision};
+use crate::harness::problem::{Gemm, Shape};
+use crate::harness::runner::Runner;
+use crate::verify::bound::Tolerance;
+use crate::verify::compare::compare;
+use crate::verify::reference::{Cublas, Reference, cpu_reference, reference_rows};
+use crate::verify::report::Check;
+use crate::verify::scales::{Scales, tf32_ties, tie_operands};
 use crate::{Error, Result};
 
 /// The result of one verified run.
@@ -175,7 +178,7 @@ impl Prepared {
     /// Checks a result against the float64 CPU rows alone (and the exact product of the FP32 inputs,
     /// for the precisions that round them): cheap at any size, for results that are references
     /// themselves (cuBLAS's other configurations).
-    pub fn check_rows(&self, got: &[f64]) -> (crate::verify::Check, Option<crate::verify::Check>) {
+    pub fn check_rows(&self, got: &[f64]) -> (Check, Option<Check>) {
         let (gemm, c0, p) = (&self.gemm, &self.inputs.c0, self.precision);
         let against = |name, tol, reference| compare(name, gemm, tol, &self.scales, c0, got, reference);
         let exact = self.exact.as_ref().map(|r| against("exact FP32 product", Tolerance::vs_exact(p), r));
@@ -209,7 +212,7 @@ fn scales_of(
     let multiply = |k: usize, x: &[f32], y: &[f32]| -> Result<Vec<f32>> {
         let (x, y) = (DeviceMatrix::from_host(gpu, x)?, DeviceMatrix::from_host(gpu, y)?);
         // beta = 0: C is not read, so whatever the allocation holds does not matter.
-        let mut c = DeviceMatrix::uninit(gpu, s.m * s.n, crate::precision::Elem::F32)?;
+        let mut c = DeviceMatrix::uninit(gpu, s.m * s.n, crate::harness::precision::Elem::F32)?;
         cublas.sgemm(gpu, &Gemm::new(Shape { k, ..s }, 1.0, 0.0), &x, &y, &mut c)?;
         sync(gpu, "cuBLAS")?;
         Ok(c.download(gpu)?.into_iter().map(|v| v as f32).collect())

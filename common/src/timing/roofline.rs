@@ -1,8 +1,8 @@
 //! The two floors of the method: FLOPs over the arithmetic peak, bytes over the memory
 //! bandwidth. The larger one is the fastest any kernel can be.
 
-use crate::device::Gpu;
-use crate::problem::Gemm;
+use crate::harness::device::Gpu;
+use crate::harness::problem::Gemm;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Floors {

@@ -1,8 +1,8 @@
 //! Matrices on the GPU: stored as a precision says (FP16, BF16, FP32 or FP64), optionally with
 //! guard zones around them, uploaded and downloaded through the device's page-locked buffer.
 
-use crate::device::Gpu;
-use crate::precision::{Elem, Precision};
+use crate::harness::device::Gpu;
+use crate::harness::precision::{Elem, Precision};
 use crate::{Error, Result};
 use cudarc::driver::{CudaSlice, DevicePtr};
 

@@ -5,8 +5,8 @@
 //! the host code of the call: tens of microseconds for a launch with tensor maps, which a
 //! 200 µs GEMM would feel as 10%.
 
-use crate::compile::{KernelSource, compile};
-use crate::device::Gpu;
+use crate::harness::compile::{KernelSource, compile};
+use crate::harness::device::Gpu;
 use crate::{Error, Result};
 use cudarc::driver::sys;
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
@@ -43,8 +43,11 @@ pub fn of(gpu: &Gpu) -> Result<&'static Gate> {
 impl Gate {
     /// Compiles the gate for `gpu` and allocates its flag.
     pub fn new(gpu: &Gpu) -> Result<Gate> {
-        let source =
-            KernelSource { name: "common/src/gate.cu".into(), code: include_str!("gate.cu").into(), headers: &[] };
+        let source = KernelSource {
+            name: "common/src/timing/gate.cu".into(),
+            code: include_str!("gate.cu").into(),
+            headers: &[],
+        };
         let compiled = compile(&source, &[], &gpu.arch())?;
         let module = gpu.ctx.load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin.clone()))?;
         let function = module.load_function("gate")?;

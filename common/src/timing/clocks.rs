@@ -6,7 +6,7 @@
 //! own while a timing runs, and sums them up as [`Clocks`], which the recorded results keep
 //! (`cargo xtask sweep`, `cargo xtask references`).
 
-use crate::device::Gpu;
+use crate::harness::device::Gpu;
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
