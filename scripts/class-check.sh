@@ -33,7 +33,8 @@ table=$out/table.md
 [ -f "$table" ] || printf '| part | submission | expected | got | score | as expected |\n|---|---|---|---|---:|---|\n' > "$table"
 status=0
 
-# A CHEAT line is the card of one kernel; the line after it, the test's verdict.
+# A CHEAT line is the card of one kernel (its reason may run over several lines); the next line that
+# starts with ok or FAILED, the test's verdict.
 cheats() { # name, trials of tests/grader-cheats to run (its filter arguments)
   local name=$1 start; shift
   start=$(date +%s)
@@ -41,7 +42,7 @@ cheats() { # name, trials of tests/grader-cheats to run (its filter arguments)
   echo "tests/grader-cheats $*: $(grep -E '^test result' "$out/grader-$name.log" | tail -1) in $(( $(date +%s) - start )) s"
   awk -F'|' -v part="$name" '/CHEAT \|/ { row = "| " part " | " $2 " | " $3 " | " $5 " | " $4 " | "; next }
       /CLASS \|/ { row = "| " part " | " $2 " | every row, report and file as expected | " $3 " | - | "; next }
-      row != "" { v = ($0 ~ /^ok/) ? "yes" : "NO"; gsub(/ +/, " ", row); print row v " |"; row = "" }
+      row != "" && /^(ok|FAILED)/ { v = ($0 ~ /^ok/) ? "yes" : "NO"; gsub(/ +/, " ", row); print row v " |"; row = "" }
       /class\/hostile-folder .*FAILED/ { print "| " part " | a hostile class folder | every row, report and file as expected | FAILED (see the log) | - | NO |" }' \
     "$out/grader-$name.log" >> "$table"
 }
@@ -70,7 +71,8 @@ students = [
     ("-rf_1003.cu", ref, PASSED),
     ("O'Brien \"Pat\" <b>_1004", {"my kernel.cu": read("step03-smem/src/kernel.cu")}, PASSED),
     (b"caf\xe9_1005.cu", read("step02-coalesce/src/kernel.cu"), PASSED),
-    ("new\nline_1006.cu", read("step01-naive/src/kernel.cu"), PASSED),
+    # Step 1's kernel maps blockIdx.x to rows and step 4's launch to columns: wrong where M != N.
+    ("new\nline_1006.cu", read("step01-naive/src/kernel.cu"), "wrong results"),
     ("latin1 comment_1007.cu", ref + b"// caf\xe9, na\xefve\n", PASSED),
     ("broken race_2000", {"kernel.cu": read("labs/broken/step04-bankfree/race.cu")}, "wrong results"),
     ("broken edge_2001", {"kernel.cu": read("labs/broken/step04-bankfree/edge-off-by-one.cu")}, "wrong results"),
