@@ -1,6 +1,6 @@
-//! The READMEs' generated regions (`<!-- generated:NAME -->`), refilled from one results file:
-//! the repository's README's results, heading included, from the book's GPU ([`super::hardware::BOOK_GPU`]),
-//! like the chapters; the steps' READMEs from the H100's sweep.
+//! The READMEs' generated regions (`<!-- generated:NAME -->`), refilled from one results file,
+//! the book's GPU's ([`super::hardware::BOOK_GPU`]) as the chapters are: the repository's README's
+//! results, heading included, and the steps' READMEs.
 
 use super::tables::gflops_row;
 use crate::results::{HEADLINE, Results, number, shape_name};
@@ -115,7 +115,7 @@ pub fn readmes(root: &Path, all: &[Results]) -> Vec<(PathBuf, String)> {
     {
         out.push((readme, text));
     }
-    let Some(r) = all.iter().find(|r| r.slug.contains("h100")).or(all.first()) else { return out };
+    let Some(r) = book.or(all.first()) else { return out };
     let mut tensor: Vec<&str> = steps::ALL.iter().filter(|s| s.precision != Precision::F32).map(|s| s.name).collect();
     tensor.dedup();
     for name in tensor {
