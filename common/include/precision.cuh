@@ -16,6 +16,10 @@ enum PrecisionCode : int {
     TF32X3 = 5,    // FP32 A and B, each split into two TF32 parts, three products: FP32 accuracy
     FP16_C16 = 6,  // FP16 A and B, FP32 accumulation, FP16 C (what torch.matmul returns)
     BF16_C16 = 7,  // BF16 A and B, FP32 accumulation, BF16 C
+    FP8 = 8,             // e4m3 A and B (B K-major), one scale each, FP32 accumulation, BF16 C
+    FP8_C32 = 9,         // the same, FP32 C
+    FP8_BLOCK = 10,      // e4m3 A and B with a scale per 1 x 128 of A and 128 x 128 of B, BF16 C
+    FP8_BLOCK_C32 = 11,  // the same, FP32 C
 };
 // ANCHOR_END: codes
 
@@ -99,5 +103,28 @@ struct Prec<BF16_C16> : Prec<BF16> {
     static constexpr int code = BF16_C16;
     static __device__ __forceinline__ out_t to_c(float x) { return f32_to_bf16(x); }
     static __device__ __forceinline__ float from_c(out_t x) { return bf16_to_f32(x); }
+};
+// FP8 (e4m3) inputs, stored as bytes; one wgmma multiplies 32 of K. `block`: fine-grained scales.
+template <>
+struct Prec<FP8> : Prec<BF16_C16> {
+    typedef unsigned char in_t;
+    static constexpr int code = FP8, mma_k = 32;
+    static constexpr bool block = false;
+};
+template <>
+struct Prec<FP8_C32> : Prec<FP32> {
+    typedef unsigned char in_t;
+    static constexpr int code = FP8_C32, mma_k = 32;
+    static constexpr bool block = false;
+};
+template <>
+struct Prec<FP8_BLOCK> : Prec<FP8> {
+    static constexpr int code = FP8_BLOCK;
+    static constexpr bool block = true;
+};
+template <>
+struct Prec<FP8_BLOCK_C32> : Prec<FP8_C32> {
+    static constexpr int code = FP8_BLOCK_C32;
+    static constexpr bool block = true;
 };
 // ANCHOR_END: traits

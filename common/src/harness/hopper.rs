@@ -23,6 +23,7 @@ fn tma_type(e: Elem) -> sys::CUtensorMapDataType {
         Elem::Bf16 => T::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
         Elem::F32 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
         Elem::F64 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+        Elem::E4m3 => T::CU_TENSOR_MAP_DATA_TYPE_UINT8,
     }
 }
 

@@ -2,7 +2,7 @@
 //! guard zones around them, uploaded and downloaded through the device's page-locked buffer.
 
 use crate::harness::device::Gpu;
-use crate::harness::precision::{Elem, Precision};
+use crate::harness::precision::{Elem, Precision, e4m3_to_f32, f32_to_e4m3};
 use crate::{Error, Result};
 use cudarc::driver::{CudaSlice, DevicePtr};
 
@@ -15,6 +15,8 @@ pub struct DeviceMatrix {
     pub len: usize,
     pub guard: usize,
     pub elem: Elem,
+    /// An FP8 matrix's FP32 scales (`harness::quantize` says how they are laid out); else `None`.
+    pub scales: Option<CudaSlice<u8>>,
 }
 
 /// The bit pattern of the guard zones, repeated byte by byte: a NaN no kernel computes by
@@ -33,6 +35,7 @@ impl Elem {
             Elem::F16 => half::f16::from_f32(x).to_f64(),
             Elem::Bf16 => half::bf16::from_f32(x).to_f64(),
             Elem::F32 | Elem::F64 => x as f64,
+            Elem::E4m3 => e4m3_to_f32(f32_to_e4m3(x)) as f64,
         }
     }
 
@@ -46,6 +49,7 @@ impl Elem {
             Elem::Bf16 => chunks.for_each(|(o, &x)| o.copy_from_slice(&half::bf16::from_f32(x).to_le_bytes())),
             Elem::F32 => chunks.for_each(|(o, &x)| o.copy_from_slice(&x.to_le_bytes())),
             Elem::F64 => chunks.for_each(|(o, &x)| o.copy_from_slice(&(x as f64).to_le_bytes())),
+            Elem::E4m3 => chunks.for_each(|(o, &x)| o[0] = f32_to_e4m3(x)),
         }
     }
 
@@ -55,6 +59,7 @@ impl Elem {
             Elem::Bf16 => half::bf16::from_le_bytes([b[0], b[1]]).to_f64(),
             Elem::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
             Elem::F64 => f64::from_le_bytes(b.try_into().expect("8 bytes")),
+            Elem::E4m3 => e4m3_to_f32(b[0]) as f64,
         }
     }
 }
@@ -88,13 +93,13 @@ impl DeviceMatrix {
             back.iter_mut().enumerate().for_each(|(i, b)| *b = guard_byte(after + i));
             gpu.upload(&bytes, data.device_ptr(&gpu.stream).0)?;
         }
-        Ok(DeviceMatrix { data, len: host.len(), guard, elem })
+        Ok(DeviceMatrix { data, len: host.len(), guard, elem, scales: None })
     }
 
     /// A matrix of `len` elements whose contents are whatever the allocation held: for outputs
     /// of a product with beta = 0, which never reads them.
     pub fn uninit(gpu: &Gpu, len: usize, elem: Elem) -> Result<Self> {
-        Ok(DeviceMatrix { data: alloc(gpu, len * elem.bytes())?, len, guard: 0, elem })
+        Ok(DeviceMatrix { data: alloc(gpu, len * elem.bytes())?, len, guard: 0, elem, scales: None })
     }
 
     /// The matrix, each element widened to f64 (exact for every element type).
@@ -135,6 +140,11 @@ impl DeviceMatrix {
             gpu.download(self.ptr(gpu), &mut bytes)?;
         }
         Ok(bytes == expected)
+    }
+
+    /// The device address of an FP8 matrix's scales (0 for a matrix without).
+    pub fn scales_ptr(&self, gpu: &Gpu) -> u64 {
+        self.scales.as_ref().map_or(0, |s| s.device_ptr(&gpu.stream).0)
     }
 
     /// The raw device address of the first element, passed to kernels and cuBLAS.

@@ -15,6 +15,7 @@ pub mod names;
 pub mod patch;
 pub mod precision;
 pub mod problem;
+pub mod quantize;
 pub mod runner;
 pub mod step;
 pub mod toolkit;

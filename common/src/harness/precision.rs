@@ -32,7 +32,36 @@ pub enum Precision {
     F16C16,
     /// BF16 inputs, FP32 accumulation on tensor cores, C stored in BF16.
     Bf16C16,
+    /// FP8 (e4m3: 4 exponent bits, 3 mantissa bits) A and B, B given K-major (N x K, a linear
+    /// layer's weight), each with one FP32 scale ([`Scaling::Tensor`]); FP32 accumulation,
+    /// promoted from the tensor cores' narrower sums every 128 of K; C in BF16.
+    Fp8,
+    /// The same with C in FP32.
+    Fp8C32,
+    /// FP8 with fine-grained scales ([`Scaling::Block`]: DeepSeek-V3's, as DeepGEMM takes them),
+    /// applied as the partial sums are promoted; C in BF16.
+    Fp8Block,
+    /// The same with C in FP32.
+    Fp8BlockC32,
 }
+
+/// How an FP8 input carries the range its 8 bits lack: one FP32 scale per tensor, or per block.
+/// A stored value q stands for q * scale. Scales are powers of two (the UE8M0 scales of
+/// DeepSeek-V3.1 and the MX formats): scaling is then exact, and the values the kernel multiplies
+/// are exactly FP32 (and BF16) numbers that a float64 reference can take as they are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scaling {
+    /// One scale for A, one for B.
+    Tensor,
+    /// A: one scale per row per 128 values of K (1 x 128); B: one per 128 x 128 block.
+    Block,
+}
+
+/// The K (and, for B, N) of one block of [`Scaling::Block`].
+pub const SCALE_BLOCK: usize = 128;
+
+/// The largest finite e4m3 value: a block's largest magnitude is scaled to at most this.
+pub const E4M3_MAX: f32 = 448.0;
 
 /// How a matrix is stored on the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -41,6 +70,8 @@ pub enum Elem {
     Bf16,
     F32,
     F64,
+    /// FP8 e4m3 (OCP's E4M3FN: no infinities, one NaN pattern per sign).
+    E4m3,
 }
 
 impl Elem {
@@ -49,12 +80,13 @@ impl Elem {
             Elem::F16 | Elem::Bf16 => 2,
             Elem::F32 => 4,
             Elem::F64 => 8,
+            Elem::E4m3 => 1,
         }
     }
 }
 
 impl Precision {
-    pub const ALL: [Precision; 8] = [
+    pub const ALL: [Precision; 12] = [
         Precision::F32,
         Precision::Tf32,
         Precision::F16,
@@ -63,6 +95,10 @@ impl Precision {
         Precision::Tf32x3,
         Precision::F16C16,
         Precision::Bf16C16,
+        Precision::Fp8,
+        Precision::Fp8C32,
+        Precision::Fp8Block,
+        Precision::Fp8BlockC32,
     ];
 
     /// Short lower-case name, used in step ids, result files and flags: `fp16`.
@@ -76,6 +112,10 @@ impl Precision {
             Precision::Tf32x3 => "3xtf32",
             Precision::F16C16 => "fp16-c16",
             Precision::Bf16C16 => "bf16-c16",
+            Precision::Fp8 => "fp8",
+            Precision::Fp8C32 => "fp8-c32",
+            Precision::Fp8Block => "fp8-block",
+            Precision::Fp8BlockC32 => "fp8-block-c32",
         }
     }
 
@@ -91,6 +131,10 @@ impl Precision {
             Precision::Tf32x3 => 5,
             Precision::F16C16 => 6,
             Precision::Bf16C16 => 7,
+            Precision::Fp8 => 8,
+            Precision::Fp8C32 => 9,
+            Precision::Fp8Block => 10,
+            Precision::Fp8BlockC32 => 11,
         }
     }
 
@@ -99,8 +143,25 @@ impl Precision {
         match self {
             Precision::F16C16 => Precision::F16,
             Precision::Bf16C16 => Precision::Bf16,
+            Precision::Fp8C32 => Precision::Fp8,
+            Precision::Fp8BlockC32 => Precision::Fp8Block,
             p => p,
         }
+    }
+
+    /// How an FP8 precision scales its inputs; `None` for the others.
+    pub const fn scaling(self) -> Option<Scaling> {
+        match self {
+            Precision::Fp8 | Precision::Fp8C32 => Some(Scaling::Tensor),
+            Precision::Fp8Block | Precision::Fp8BlockC32 => Some(Scaling::Block),
+            _ => None,
+        }
+    }
+
+    /// Whether B is stored K-major (N x K, row-major) rather than K x N: FP8 alone, because FP8
+    /// wgmma reads both operands K-major.
+    pub const fn b_k_major(self) -> bool {
+        self.scaling().is_some()
     }
 
     pub fn parse(text: &str) -> Option<Precision> {
@@ -114,6 +175,7 @@ impl Precision {
             Precision::Bf16 | Precision::Bf16C16 => Elem::Bf16,
             Precision::F64 => Elem::F64,
             Precision::F32 | Precision::Tf32 | Precision::Tf32x3 => Elem::F32,
+            Precision::Fp8 | Precision::Fp8C32 | Precision::Fp8Block | Precision::Fp8BlockC32 => Elem::E4m3,
         }
     }
 
@@ -122,7 +184,7 @@ impl Precision {
         match self {
             Precision::F64 => Elem::F64,
             Precision::F16C16 => Elem::F16,
-            Precision::Bf16C16 => Elem::Bf16,
+            Precision::Bf16C16 | Precision::Fp8 | Precision::Fp8Block => Elem::Bf16,
             _ => Elem::F32,
         }
     }
@@ -140,7 +202,7 @@ impl Precision {
     pub fn output_unit_roundoff(self) -> f64 {
         match self {
             Precision::F16C16 => 2f64.powi(-11),
-            Precision::Bf16C16 => 2f64.powi(-8),
+            Precision::Bf16C16 | Precision::Fp8 | Precision::Fp8Block => 2f64.powi(-8),
             _ => 0.0,
         }
     }
@@ -150,7 +212,7 @@ impl Precision {
     pub fn output_underflow(self) -> f64 {
         match self {
             Precision::F16C16 => 2f64.powi(-25),
-            Precision::Bf16C16 => 2f64.powi(-134),
+            Precision::Bf16C16 | Precision::Fp8 | Precision::Fp8Block => 2f64.powi(-134),
             _ => 0.0,
         }
     }
@@ -168,6 +230,9 @@ impl Precision {
             Precision::F16 | Precision::F16C16 => half::f16::from_f32(x).to_f32(),
             Precision::Bf16 | Precision::Bf16C16 => half::bf16::from_f32(x).to_f32(),
             Precision::Tf32 => tf32_rne(x),
+            // The value depends on its block's scale: the harness quantizes on the GPU and reads
+            // back what the kernel multiplies (`harness::quantize`).
+            Precision::Fp8 | Precision::Fp8C32 | Precision::Fp8Block | Precision::Fp8BlockC32 => x,
         }
     }
 
@@ -179,7 +244,10 @@ impl Precision {
 
     /// True when the kernel multiplies something other than the FP32 inputs.
     pub fn rounds_inputs(self) -> bool {
-        matches!(self.arithmetic(), Precision::Tf32 | Precision::F16 | Precision::Bf16)
+        matches!(
+            self.arithmetic(),
+            Precision::Tf32 | Precision::F16 | Precision::Bf16 | Precision::Fp8 | Precision::Fp8Block
+        )
     }
 
     /// Unit roundoff of the input format: the relative error of rounding one input. For
@@ -193,6 +261,8 @@ impl Precision {
             // 7 stored mantissa bits: 2^-8.
             Precision::Bf16 => 2f64.powi(-8),
             Precision::Tf32x3 => 2f64.powi(-20),
+            // 3 stored mantissa bits: 2^-4 (within the range a block's scale gives it).
+            Precision::Fp8 | Precision::Fp8Block => 2f64.powi(-4),
             _ => 0.0,
         }
     }
@@ -204,6 +274,8 @@ impl Precision {
             Precision::F32 => (3, 5),
             Precision::F16 | Precision::F16C16 => (7, 0),
             Precision::Bf16 | Precision::Tf32 | Precision::F64 | Precision::Tf32x3 | Precision::Bf16C16 => (8, 0),
+            // FP8 tensor cores: Ada (8.9) and Hopper.
+            Precision::Fp8 | Precision::Fp8C32 | Precision::Fp8Block | Precision::Fp8BlockC32 => (8, 9),
         }
     }
 }
@@ -212,6 +284,34 @@ impl fmt::Display for Precision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.label())
     }
+}
+
+/// An e4m3 byte as FP32 (exact). 0x7f and 0xff are NaN; there are no infinities.
+pub fn e4m3_to_f32(b: u8) -> f32 {
+    let (sign, exp, man) = (if b & 0x80 != 0 { -1.0 } else { 1.0 }, (b >> 3) & 0xf, b & 7);
+    if exp == 0xf && man == 7 {
+        return f32::NAN;
+    }
+    let magnitude = if exp == 0 { man as f32 * 2f32.powi(-9) } else { (8 + man) as f32 * 2f32.powi(exp as i32 - 10) };
+    sign * magnitude
+}
+
+/// FP32 -> e4m3, rounded to nearest with ties to even and saturated at ±448 (PTX
+/// `cvt.rn.satfinite.e4m3x2.f32`, what the harness's quantization kernel runs); NaN stays NaN.
+pub fn f32_to_e4m3(x: f32) -> u8 {
+    if x.is_nan() {
+        return 0x7f;
+    }
+    let sign = if x.is_sign_negative() { 0x80 } else { 0 };
+    let a = x.abs().min(E4M3_MAX);
+    // The nearest of the 127 finite magnitudes, ties to the even code (the codes are ordered).
+    let (mut lo, mut hi) = (0u8, 0x7e);
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if e4m3_to_f32(mid) <= a { lo = mid } else { hi = mid }
+    }
+    let (dl, dh) = (a - e4m3_to_f32(lo), e4m3_to_f32(hi) - a);
+    sign | if dl < dh || (dl == dh && lo % 2 == 0) { lo } else { hi }
 }
 
 /// FP32 -> TF32 bits: round to 10 mantissa bits, to nearest with ties away from zero
@@ -321,6 +421,24 @@ mod tests {
             named += 1;
         }
         assert_eq!(named, Precision::ALL.len(), "every precision has a code in precision.cuh");
+    }
+
+    #[test]
+    fn e4m3_codec() {
+        assert_eq!(e4m3_to_f32(0x7e), 448.0);
+        assert_eq!(e4m3_to_f32(0x38), 1.0);
+        assert_eq!(e4m3_to_f32(0x01), 2f32.powi(-9));
+        assert!(e4m3_to_f32(0x7f).is_nan() && e4m3_to_f32(0xff).is_nan());
+        // Every finite code encodes back to itself; beyond 448 saturates.
+        for b in (0..=0xffu8).filter(|b| b & 0x7f != 0x7f) {
+            assert_eq!(f32_to_e4m3(e4m3_to_f32(b)), if b == 0x80 { 0x80 } else { b }, "{b:#x}");
+        }
+        assert_eq!(f32_to_e4m3(1e6), 0x7e);
+        assert_eq!(f32_to_e4m3(-1e6), 0xfe);
+        // 1 + 1/16 lies halfway between 1 (code 0x38, even) and 1.125 (0x39): to even.
+        assert_eq!(f32_to_e4m3(1.0625), 0x38);
+        assert_eq!(f32_to_e4m3(1.1875), 0x3a);
+        assert_eq!(f32_to_e4m3(1.06), 0x38);
     }
 
     #[test]

@@ -66,6 +66,7 @@ fn lt_type(e: Elem) -> sys::cudaDataType {
         Elem::Bf16 => sys::cudaDataType::CUDA_R_16BF,
         Elem::F32 => sys::cudaDataType::CUDA_R_32F,
         Elem::F64 => sys::cudaDataType::CUDA_R_64F,
+        Elem::E4m3 => sys::cudaDataType::CUDA_R_8F_E4M3,
     }
 }
 

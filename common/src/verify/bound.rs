@@ -22,7 +22,16 @@ pub enum Accumulation {
     /// Round toward zero, as the tensor cores' FP32 adders do: up to one ulp per addition,
     /// all leaning the same way.
     Truncated,
+    /// FP8: the tensor cores add each run of `interval` products in a format narrower than FP32
+    /// (unit roundoff 2^-`tensor_bits`, truncated), and the kernel adds those partial sums into FP32
+    /// registers (round to nearest) every `interval` of K. The narrow sums start from zero at
+    /// every promotion, so their error grows with the interval, not with K.
+    Promoted { tensor_bits: i32, interval: usize },
 }
+
+/// What the FP8 tensor cores keep of a sum: about 14 bits (DeepSeek-V3's report, section 3.3.2,
+/// on the H800), taken as a unit roundoff of 2^-14; the kernel promotes every 128 of K.
+pub const FP8_ACCUMULATION: Accumulation = Accumulation::Promoted { tensor_bits: 14, interval: 128 };
 
 /// The error model for one comparison.
 #[derive(Clone, Copy, Debug)]
@@ -99,7 +108,12 @@ impl Tolerance {
             }
             Precision::Tf32x3 => Tolerance { input_u: p.input_unit_roundoff(), ..Self::F32_VS_F64 },
             Precision::F64 => Tolerance { u: f64::EPSILON / 2.0, ..Self::F32_VS_F64 },
-            Precision::F16C16 | Precision::Bf16C16 => unreachable!("arithmetic() is FP16 or BF16"),
+            Precision::Fp8 | Precision::Fp8Block => {
+                Tolerance { accumulation: FP8_ACCUMULATION, output_u, output_eta, ..Self::F32_VS_F64 }
+            }
+            Precision::F16C16 | Precision::Bf16C16 | Precision::Fp8C32 | Precision::Fp8BlockC32 => {
+                unreachable!("arithmetic() is FP16, BF16 or FP8")
+            }
         }
     }
 
@@ -123,6 +137,14 @@ impl Tolerance {
         let accumulation = match self.accumulation {
             Accumulation::Nearest => self.u * k.sqrt() * spread,
             Accumulation::Truncated => 2.0 * self.u * k * spread,
+            // Each run's truncated sum, bounded as Truncated's over `interval` products (with the
+            // whole sum's spread: no run's partial sums exceed it by much), and the FP32 sum of
+            // the K / interval runs, rounded to nearest.
+            Accumulation::Promoted { tensor_bits, interval } => {
+                let tensor_u = 2f64.powi(-tensor_bits);
+                let runs = (k / interval as f64).ceil().max(1.0);
+                2.0 * tensor_u * k.min(interval as f64) * spread + self.u * runs.sqrt() * spread
+            }
         };
         // Each product a*b carries up to input_u of a and of b: a random walk over K products.
         let inputs = 2.0 * self.input_u * t.sumsq.sqrt();
@@ -139,7 +161,7 @@ impl Tolerance {
     pub fn element_sigmas(&self) -> f64 {
         match self.accumulation {
             Accumulation::Nearest => ELEMENT_SIGMAS,
-            Accumulation::Truncated => 1.0,
+            Accumulation::Truncated | Accumulation::Promoted { .. } => 1.0,
         }
     }
 
@@ -163,7 +185,7 @@ impl Tolerance {
             Accumulation::Nearest => {
                 FROBENIUS_SIGMAS + (ELEMENT_SIGMAS - FROBENIUS_SIGMAS) / (elements.max(1) as f64).sqrt()
             }
-            Accumulation::Truncated => 1.0,
+            Accumulation::Truncated | Accumulation::Promoted { .. } => 1.0,
         }
     }
 }

@@ -6,6 +6,7 @@ use crate::harness::device::{Gpu, sync};
 use crate::harness::matrix::DeviceMatrix;
 use crate::harness::precision::{Elem, Precision};
 use crate::harness::problem::{Gemm, Shape};
+use crate::harness::quantize::{Operand, dequantize, quantize};
 use crate::harness::runner::Runner;
 use crate::verify::bound::Tolerance;
 use crate::verify::compare::compare;
@@ -63,8 +64,9 @@ pub struct Prepared {
     /// A and B as the kernel reads them.
     pub a: DeviceMatrix,
     pub b: DeviceMatrix,
-    /// TF32 only: A and B already rounded to TF32, for cuBLAS (the kernel rounds its own), so
-    /// that the two multiply the same values whatever rounding cuBLAS applies inside.
+    /// TF32: A and B already rounded to TF32, for cuBLAS (the kernel rounds its own), so that the
+    /// two multiply the same values whatever rounding cuBLAS applies inside. FP8: the values the
+    /// kernel multiplies, in BF16, for cuBLAS's BF16 product (B as K x N).
     rounded: Option<(DeviceMatrix, DeviceMatrix)>,
     scales: Scales,
     cpu: Reference,
@@ -87,16 +89,31 @@ impl Prepared {
         inputs: Inputs,
     ) -> Result<Prepared> {
         let (ein, eout) = (precision.input(), precision.output());
-        let a = DeviceMatrix::guarded(gpu, &inputs.a, ein, 0)?;
-        let b = DeviceMatrix::guarded(gpu, &inputs.b, ein, 0)?;
-        // What the kernel multiplies: copies only for the precisions that round their inputs.
-        let round = |x: &[f32]| x.iter().map(|&v| precision.round_input(v)).collect::<Vec<f32>>();
-        let rounded_inputs = precision.rounds_inputs().then(|| (round(&inputs.a), round(&inputs.b)));
-        let (ra, rb) = rounded_inputs.as_ref().map_or((&inputs.a[..], &inputs.b[..]), |(x, y)| (&x[..], &y[..]));
-        let rounded = if precision == Precision::Tf32 {
-            Some((DeviceMatrix::guarded(gpu, ra, ein, 0)?, DeviceMatrix::guarded(gpu, rb, ein, 0)?))
+        let fp8 = precision.scaling().is_some();
+        let Shape { m, n, k } = gemm.shape;
+        let (a, b, rounded_inputs) = if fp8 {
+            // Quantized on the GPU; what the kernel multiplies is read back, exact in FP32.
+            let a = quantize(gpu, precision, Operand::A, &inputs.a, m, k)?;
+            let b = quantize(gpu, precision, Operand::B, &inputs.b, k, n)?;
+            let ra = dequantize(gpu, precision, Operand::A, &a, m, k)?;
+            let rb = dequantize(gpu, precision, Operand::B, &b, k, n)?;
+            (a, b, Some((ra, rb)))
         } else {
-            None
+            // What the kernel multiplies: copies only for the precisions that round their inputs.
+            let round = |x: &[f32]| x.iter().map(|&v| precision.round_input(v)).collect::<Vec<f32>>();
+            let a = DeviceMatrix::guarded(gpu, &inputs.a, ein, 0)?;
+            let b = DeviceMatrix::guarded(gpu, &inputs.b, ein, 0)?;
+            (a, b, precision.rounds_inputs().then(|| (round(&inputs.a), round(&inputs.b))))
+        };
+        let (ra, rb) = rounded_inputs.as_ref().map_or((&inputs.a[..], &inputs.b[..]), |(x, y)| (&x[..], &y[..]));
+        // cuBLAS multiplies what the kernel multiplies: TF32 rounded here; FP8's values, exact in
+        // BF16 (4 significant bits times a power of two), in a BF16 product (cublasGemmEx has no FP8).
+        let rounded = match precision {
+            Precision::Tf32 => Some((DeviceMatrix::guarded(gpu, ra, ein, 0)?, DeviceMatrix::guarded(gpu, rb, ein, 0)?)),
+            _ if fp8 => {
+                Some((DeviceMatrix::guarded(gpu, ra, Elem::Bf16, 0)?, DeviceMatrix::guarded(gpu, rb, Elem::Bf16, 0)?))
+            }
+            _ => None,
         };
         // A 16-bit C: the kernel reads C0 rounded to it, and its result is rounded once more.
         // cuBLAS's reference is its FP32 C of the same arithmetic on that C0, rounded here: its own
@@ -108,7 +125,11 @@ impl Prepared {
         } else {
             std::borrow::Cow::Borrowed(&inputs.c0)
         };
-        let (arithmetic, c_elem) = if narrow { (precision.arithmetic(), Elem::F32) } else { (precision, eout) };
+        let (arithmetic, c_elem) = match () {
+            _ if fp8 => (Precision::Bf16, Elem::F32),
+            _ if narrow => (precision.arithmetic(), Elem::F32),
+            _ => (precision, eout),
+        };
         // With beta = 0 cuBLAS does not read C: no need to upload it.
         let mut c_ref = if gemm.beta == 0.0 {
             DeviceMatrix::uninit(gpu, c0.len(), c_elem)?
@@ -133,7 +154,8 @@ impl Prepared {
         Ok(Prepared { gemm: *gemm, precision, seed, inputs, a, b, rounded, scales, cpu, exact, cublas })
     }
 
-    /// A and B for cuBLAS: the kernel's, or for TF32 copies rounded on the host.
+    /// A and B for cublasGemmEx: the kernel's, or for TF32 copies rounded on the host, or for FP8
+    /// the values it multiplies in BF16.
     pub fn cublas_inputs(&self) -> (&DeviceMatrix, &DeviceMatrix) {
         self.rounded.as_ref().map_or((&self.a, &self.b), |(a, b)| (a, b))
     }

@@ -75,6 +75,7 @@ impl Cublas {
             Elem::Bf16 => cb::cudaDataType::CUDA_R_16BF,
             Elem::F32 => cb::cudaDataType::CUDA_R_32F,
             Elem::F64 => cb::cudaDataType::CUDA_R_64F,
+            Elem::E4m3 => cb::cudaDataType::CUDA_R_8F_E4M3,
         };
         let compute = match precision.arithmetic() {
             // 3xTF32's reference is SGEMM: the accuracy it must match and the speed it must beat.
@@ -83,7 +84,14 @@ impl Cublas {
             }
             Precision::Tf32 => cb::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32,
             Precision::F64 => cb::cublasComputeType_t::CUBLAS_COMPUTE_64F,
-            Precision::F16C16 | Precision::Bf16C16 => unreachable!("arithmetic() is FP16 or BF16"),
+            // FP8's cuBLAS check multiplies the same values in BF16 (`Prepared`); cublasGemmEx
+            // has no FP8, and cuBLASLt's FP8 is timed as its own configuration.
+            Precision::Fp8 | Precision::Fp8Block => {
+                return Err(Error::BadInput("cublasGemmEx has no FP8: use cuBLASLt".into()));
+            }
+            Precision::F16C16 | Precision::Bf16C16 | Precision::Fp8C32 | Precision::Fp8BlockC32 => {
+                unreachable!("arithmetic() is FP16, BF16 or FP8")
+            }
         };
         // The scalars have the compute type: double for FP64, float otherwise.
         let (alpha64, beta64) = (gemm.alpha as f64, gemm.beta as f64);

@@ -123,6 +123,7 @@ fn elem_label(e: Elem) -> &'static str {
         Elem::Bf16 => "bf16",
         Elem::F32 => "fp32",
         Elem::F64 => "fp64",
+        Elem::E4m3 => "e4m3",
     }
 }
 
