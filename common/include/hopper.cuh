@@ -1,4 +1,4 @@
-// Hopper's machinery for the top of the ladder (steps 9-13), one named function per PTX
+// Hopper's machinery for the top of the ladder (steps 9-14), one named function per PTX
 // instruction, so that a kernel body reads as its idea (included as "hopper.cuh"; sm_90a). What
 // the rungs build from them lives in the crate of the rung that introduces it.
 //   mbarriers     a 64-bit counter in shared memory that the TMA and threads arrive on
@@ -254,6 +254,27 @@ __device__ __forceinline__ void wgmma_tf32(float (&d)[NREG], const unsigned (&a)
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
 }
 // ANCHOR_END: wgmma_tf32
+
+// ANCHOR: wgmma_fp8
+// The same, 64 x W x 32 in FP8 (e4m3), both operands K-major from shared memory (FP8 wgmma
+// transposes neither). The tensor cores add the 32 products of a k-step into d in a format
+// narrower than FP32: step 14 promotes d into FP32 registers every few instructions.
+template <int W, int NREG>
+__device__ __forceinline__ void wgmma_fp8(float (&d)[NREG], unsigned long long a, unsigned long long b,
+                                          int accumulate = 1) {
+    static_assert((W == 128 || W == 256) && NREG >= W / 2, "a 64 x 128 or 64 x 256 FP8 wgmma");
+    if constexpr (W == 256)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 " WG_D128 ", %128, %129, p, 1, 1;\n}\n"
+                     : WG_ACC64(0), WG_ACC64(64)
+                     : "l"(a), "l"(b), "r"(accumulate));
+    else
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " WG_D64 ", %64, %65, p, 1, 1;\n}\n"
+                     : WG_ACC64(0)
+                     : "l"(a), "l"(b), "r"(accumulate));
+}
+// ANCHOR_END: wgmma_fp8
 
 // ---------------------------------------------------------------- matrices
 // Four 8 x 8 matrices of 16-bit elements between shared memory and registers: lane l gives the

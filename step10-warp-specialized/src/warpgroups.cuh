@@ -1,12 +1,12 @@
-// Step 10's block, which steps 11 and 12 keep: a producer warpgroup, BM / 64 consumer warpgroups,
-// and the ring of (A tile, B tile) buffers between them (included as "warpgroups.cuh"; FP16 and
-// BF16, Prec<PREC>).
+// Step 10's block, which steps 11, 12 and 14 keep: a producer warpgroup, BM / 64 consumer
+// warpgroups, and the ring of (A tile, B tile) buffers between them (included as "warpgroups.cuh";
+// FP16 and BF16, or FP8, Prec<PREC>).
 #pragma once
 #include "precision.cuh"
 
 // ANCHOR: config
 typedef Prec<PREC> P;
-static_assert(sizeof(P::in_t) == 2, "steps 9-12 multiply FP16 or BF16");
+static_assert(sizeof(P::in_t) == 2 || P::mma_k == 32, "FP16 or BF16 (steps 9-12), or FP8 (step 14)");
 // BM x BN of C per block: BM / 64 consumer warpgroups, each one 64 x BN wgmma tile. BK is one
 // 128-byte row of K (64 halves): the TMA's widest swizzle.
 constexpr int CONSUMERS = BM / 64;

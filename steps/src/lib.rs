@@ -31,6 +31,10 @@ pub static ALL: &[Step] = &[
     step12_epilogue::BF16_C16,
     step13_3xtf32::TF32,
     step13_3xtf32::TF32X3,
+    step14_fp8::FP8,
+    step14_fp8::FP8_C32,
+    step14_fp8::FP8_BLOCK,
+    step14_fp8::FP8_BLOCK_C32,
 ];
 
 /// Kernels kept beside the steps, embedded at build time so that no tool reads the source

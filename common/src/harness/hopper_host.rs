@@ -133,13 +133,15 @@ pub fn a_map(call: &mut HostCall<'_>, rows: usize, bk: usize) -> Result<TensorMa
 }
 
 /// B's tensor map as the rungs load it: N-major as it is, boxes of 128 bytes (64 halves or 32
-/// floats) x BK.
+/// floats) x BK; or, stored K-major (FP8, N x K), boxes of BK x 64 rows of N.
 pub fn b_map(call: &mut HostCall<'_>, bk: usize) -> Result<TensorMap> {
     let Shape { n, k, .. } = call.gemm.shape;
     let p = call.precision;
-    let (b, pitch) = aligned_rows(call, "B with aligned rows", call.b.ptr(call.gpu), k, n, p.input(), true)?;
+    let (rows, cols) = if p.b_k_major() { (n, k) } else { (k, n) };
+    let (b, pitch) = aligned_rows(call, "B with aligned rows", call.b.ptr(call.gpu), rows, cols, p.input(), true)?;
     let key = vec![1, b, n as u64, k as u64, bk as u64, p.code() as u64];
-    call.workspace.tensor_map(key, || input_map(p, b, &[n, k], &[pitch], &[128 / p.input().bytes(), bk]))
+    let boxes = if p.b_k_major() { [bk, 64] } else { [128 / p.input().bytes(), bk] };
+    call.workspace.tensor_map(key, || input_map(p, b, &[cols, rows], &[pitch], &boxes))
 }
 
 /// C's tensor map as steps 12 and 13 store it, boxes of 128 bytes x 64 rows. When C's rows are not
@@ -161,6 +163,20 @@ pub fn launch_through_c(call: &mut HostCall<'_>, a: &TensorMap, b: &TensorMap) -
     let (c, padded) = c_map(call)?;
     let grid = persistent_grid(call)?;
     launch_sgemm(call, (a, b), Some(&c), grid)?;
+    copy_back(call, padded)
+}
+
+/// One GEMM of step 14 (FP8): step 12's launch, with the addresses of A's and B's scales after C.
+pub fn run_scaled(call: &mut HostCall<'_>) -> Result<()> {
+    let (bm, bk) = (call.launch.value("BM").unwrap_or(0) as usize, HopperTiles::bk(call.precision));
+    let (a, b) = (a_map(call, bm, bk)?, b_map(call, bk)?);
+    let (c, padded) = c_map(call)?;
+    let grid = persistent_grid(call)?;
+    let scales = [call.a.scales_ptr(call.gpu), call.b.scales_ptr(call.gpu)];
+    if scales.contains(&0) {
+        return Err(crate::Error::BadInput(format!("{} needs A and B quantized with their scales", call.precision)));
+    }
+    launch_with_scales(call, (&a, &b), Some(&c), grid, Some(scales))?;
     copy_back(call, padded)
 }
 
@@ -213,11 +229,25 @@ pub fn launch_sgemm(
     c_map: Option<&TensorMap>,
     grid: (u32, u32, u32),
 ) -> Result<()> {
+    launch_with_scales(call, maps, c_map, grid, None)
+}
+
+/// [`launch_sgemm`], with `scales` (the device addresses of A's and B's) as two more arguments.
+fn launch_with_scales(
+    call: &HostCall<'_>,
+    maps: (&TensorMap, &TensorMap),
+    c_map: Option<&TensorMap>,
+    grid: (u32, u32, u32),
+    scales: Option<[u64; 2]>,
+) -> Result<()> {
     let Shape { m, n, k } = call.gemm.shape;
     let (mi, ni, ki) = (m as i32, n as i32, k as i32);
     let (alpha, beta, c) = (call.gemm.alpha, call.gemm.beta, call.c.ptr(call.gpu));
     let c = c_map.map_or(arg(&c), arg);
-    let mut args = [arg(&mi), arg(&ni), arg(&ki), arg(&alpha), arg(maps.0), arg(maps.1), arg(&beta), c];
+    let mut args = vec![arg(&mi), arg(&ni), arg(&ki), arg(&alpha), arg(maps.0), arg(maps.1), arg(&beta), c];
+    if let Some(s) = &scales {
+        args.extend([arg(&s[0]), arg(&s[1])]);
+    }
     let (f, launch) = (&call.loaded.function, call.launch);
     let cluster = launch.value("CLUSTER").unwrap_or(1) as u32;
     hopper::launch(call.gpu, f, grid, launch.block, launch.dynamic_smem_bytes, (cluster, 1, 1), &mut args)

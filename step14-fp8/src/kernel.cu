@@ -1,0 +1,145 @@
+// Step 14: FP8. A and B arrive as e4m3, one byte a value, so a 128-byte row of a tile holds 128
+// of K and the tensor cores multiply twice as many values a cycle as in FP16. Two things change
+// with the bytes:
+// - B is K-major (N x K, as a linear layer stores its weight): FP8 wgmma transposes neither
+//   operand, so B's tiles come in as A's do, rows of N with K along the 128-byte swizzled row.
+// - The tensor cores add FP8 products in a format narrower than FP32 (about 14 bits). Each
+//   consumer lets them sum one K-tile (128 of K, four wgmma) into fresh registers t, and then
+//   promotes: d += t * scale, in FP32. The scales enter there: one per row of A and 128 of K times
+//   one per 128 x 128 block of B (FP8_BLOCK), or 1, the tensors' two scales going into alpha.
+//
+// Everything else is step 12's: the warp-specialized block, the persistent schedule in clusters,
+// C through shared memory and the TMA (BF16, or FP32 for the _C32 precisions). The signature is
+// step 12's with the scales of A and B after C.
+#include "sgemm.cuh"
+#include "hopper.cuh"
+#include "warpgroups.cuh"  // step 10: the block, its warpgroups and their ring of buffers
+#include "schedule.cuh"    // step 11: the persistent schedule
+#include "epilogue.cuh"    // step 12: C through shared memory and the TMA
+
+// ANCHOR: config
+static_assert(P::mma_k == 32, "step 14 multiplies FP8");
+static_assert(BK == 128 && BN % 128 == 0, "a K-tile is one block of scales; a tile spans whole blocks of B's");
+static_assert(BN % (64 * CLUSTER) == 0, "the blocks of a cluster load equal shares of B's boxes");
+constexpr unsigned short MULTICAST = CLUSTER > 1 ? (1 << CLUSTER) - 1 : 0;
+typedef Schedule<BM, BN, CLUSTER, GROUP, false> Jobs;
+// ANCHOR_END: config
+
+// ANCHOR: promote
+// d += t * scale, the K-tile's sums promoted into FP32. A thread holds rows r and r + 8 of its
+// warp's 16 (t[i] is on row r + 8 when i % 4 >= 2) and, for every 64 of its accumulators, 128
+// columns: one block of B's scales. sa: the scales of rows r and r + 8; sb: of the tile's blocks.
+template <int NREG>
+__device__ __forceinline__ void promote(float (&d)[NREG], const float (&t)[NREG], const float (&sa)[2],
+                                        const float (&sb)[NREG / 64]) {
+#pragma unroll
+    for (int i = 0; i < NREG; ++i) {
+        if constexpr (P::block) d[i] = fmaf(t[i], sa[i % 4 / 2] * sb[i / 64], d[i]);
+        else d[i] += t[i];
+    }
+}
+// ANCHOR_END: promote
+
+// ANCHOR: kernel
+extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
+    sgemm(int M, int N, int K, float alpha, const __grid_constant__ TensorMap tmA,
+          const __grid_constant__ TensorMap tmB, float beta, const __grid_constant__ TensorMap tmC,
+          const float* __restrict__ scale_a, const float* __restrict__ scale_b) {
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES], loaded[CONSUMERS][2];
+    const unsigned smem = (smem_addr(smem_raw) + 1023) & ~1023u;
+    auto a_tile = [&](int s) { return smem + s * STAGE_BYTES; };
+    auto b_tile = [&](int s) { return smem + s * STAGE_BYTES + A_BYTES; };
+    const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+    const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
+    const int KB = CEIL_DIV(K, BK);
+    const Jobs jobs(M, N, gridDim.x / CLUSTER, KB);
+    const int cluster = blockIdx.x / CLUSTER;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(smem_addr(&full[s]), 1);
+            mbar_init(smem_addr(&empty[s]), CONSUMERS * CLUSTER);
+        }
+        for (int c = 0; c < CONSUMERS; ++c)
+            for (int b = 0; b < 2; ++b) mbar_init(smem_addr(&loaded[c][b]), 1);
+        fence_barrier_init();
+    }
+    if (CLUSTER > 1) cluster_sync();
+    else __syncthreads();
+
+    if (wg == 0) {
+        setmaxnreg_dec<40>();
+        if (tid == 0) {
+            int it = 0;
+            Work w;
+            for (int n = 0; jobs.wave(cluster, n, M, N, rank, w); ++n) {
+                const int boxes = w.width / 64 / CLUSTER;
+                for (int t = w.k0, k = w.k_first() * BK; t < w.k1; ++t, ++it, k += w.k_step() * BK) {
+                    const int s = it % STAGES;
+                    if (it >= STAGES) mbar_wait(smem_addr(&empty[s]), (it / STAGES + 1) % 2);
+                    const unsigned bar = smem_addr(&full[s]);
+                    mbar_expect_bytes(bar, A_BYTES + w.width * ROW);
+                    tma_load(a_tile(s), &tmA, bar, k, w.at.x);
+                    // B is K-major: a box is 64 rows of N, each one 128-byte row of K.
+                    for (int j = rank * boxes; j < (int)(rank + 1) * boxes; ++j)
+                        tma_load(b_tile(s) + j * BOX_BYTES, &tmB, bar, k, w.at.y + 64 * j, MULTICAST);
+                }
+            }
+            if (CLUSTER > 1)
+                for (int i = it > STAGES ? it - STAGES : 0; i < it; ++i) mbar_wait(smem_addr(&empty[i % STAGES]), (i / STAGES) % 2);
+        }
+    } else {
+        setmaxnreg_inc<232>();
+        const int consumer = __shfl_sync(0xffffffff, wg - 1, 0);
+        const unsigned stage = smem + STAGES * STAGE_BYTES + consumer * 2 * CHUNK_BYTES;
+        auto release = [&](int s) {
+            if (tid == 0)
+                for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(smem_addr(&empty[s]), r);
+        };
+        float d[BN / 2], t[BN / 2];
+        // Both operands K-major: A's and B's descriptors alike, a k-step 32 bytes further along the row.
+        const unsigned long long a0 = descriptor(a_tile(0) + consumer * 64 * ROW, 16, 1024),
+                                 b0 = descriptor(b_tile(0), 16, 1024);
+        unsigned it = 0;
+        int chunks = 0;
+        Work w;
+        for (int n = 0; jobs.wave(cluster, n, M, N, rank, w); ++n) {
+#pragma unroll
+            for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+            // The rows of A this thread holds, for their scales (clamped: rows past M are zeros).
+            const int row = w.at.x + consumer * 64, r = row + tid / 32 * 16 + tid % 32 / 4;
+            const int r0 = min(r, M - 1), r1 = min(r + 8, M - 1);
+            for (int kt = w.k0, kb = w.k_first(); kt < w.k1; ++kt, ++it, kb += w.k_step()) {
+                const unsigned s = it % STAGES;
+                // This K-tile's scales, loaded before the wait so that their latency hides behind it.
+                float sa[2] = {1.0f, 1.0f}, sb[BN / 128];
+                if constexpr (P::block) {
+                    sa[0] = scale_a[(size_t)kb * M + r0], sa[1] = scale_a[(size_t)kb * M + r1];
+#pragma unroll
+                    for (int j = 0; j < BN / 128; ++j) sb[j] = scale_b[(size_t)min(w.at.y / 128 + j, CEIL_DIV(N, 128) - 1) * KB + kb];
+                }
+                mbar_wait(smem_addr(&full[s]), (it / STAGES) % 2);
+                const unsigned long long a = a0 + s * (STAGE_BYTES / 16), b = b0 + s * (STAGE_BYTES / 16);
+                wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < BK / P::mma_k; ++kk) wgmma_fp8<BN>(t, a + kk * 32 / 16, b + kk * 32 / 16, kk > 0);
+                wgmma_commit();
+                wgmma_wait<0>();
+                release(s);
+                promote(d, t, sa, sb);
+            }
+            const int slot = (cluster * CLUSTER + rank) * CONSUMERS + consumer, id = 1 + consumer;
+            if (w.partial) {
+                save_partial(slot, id, d);
+                continue;
+            }
+            add_partials(slot, CLUSTER * CONSUMERS, w.peers, id, d);
+            // One scale per tensor: applied once, with alpha.
+            const float scale = P::block ? alpha : alpha * scale_a[0] * scale_b[0];
+            store_chunks<P, BN>(&tmC, stage, loaded[consumer], id, chunks, row, w.at.y, d, scale, beta);
+        }
+        if (tid == 0) tma_store_drain();
+    }
+}
+// ANCHOR_END: kernel

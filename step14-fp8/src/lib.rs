@@ -1,0 +1,31 @@
+//! Step 14: FP8. A and B in e4m3 (B K-major, N x K), the tensor cores' narrow sums promoted into
+//! FP32 every 128 of K, where the scales enter: one per tensor, or DeepSeek-V3's fine-grained
+//! ones (a scale per row of A per 128 of K, one per 128 x 128 block of B). C in BF16 or FP32;
+//! sm_90a only.
+
+use common::harness::hopper_host::{self, CHUNK_BYTES, HopperTiles};
+use common::{Launch, Precision, Shape};
+
+// ANCHOR: tiles
+/// 128 x 128 tiles: a consumer holds its 64 x 128 FP32 sums and the K-tile's 64 x 128 beside
+/// them (128 registers a thread); six buffers of 32 KiB and the staging of C fill the SM.
+pub const fn tiles(_: Precision) -> HopperTiles {
+    HopperTiles { bm: 128, bn: 128, stages: 6, cluster: 2, group: 8 }
+}
+// ANCHOR_END: tiles
+
+// ANCHOR: launch
+/// Step 12's launch: a persistent grid of clusters, two staging buffers of C per consumer.
+pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
+    let consumers = t.bm / 64;
+    let staging = consumers * 2 * CHUNK_BYTES;
+    t.launch(s, p, (t.jobs(s) * t.cluster, 1, 1), 128 * (consumers + 1) as u32, 1, staging)
+}
+// ANCHOR_END: launch
+
+common::precision_steps! {
+    idea: "FP8 inputs (B K-major) with scales, the tensor cores' narrow sums promoted into FP32 every 128 of K",
+    hopper: hopper_host::run_scaled,
+    headers: &[step10_warp_specialized::WARPGROUPS, step11_cluster_persistent::SCHEDULE, step12_epilogue::EPILOGUE],
+    precisions: { FP8 = Fp8, FP8_C32 = Fp8C32, FP8_BLOCK = Fp8Block, FP8_BLOCK_C32 = Fp8BlockC32 },
+}
