@@ -35,7 +35,7 @@ const PALETTE: [RGBColor; 13] = [
 /// cuBLAS and the roofs.
 pub(super) const REFERENCE: RGBColor = RGBColor(0x22, 0x22, 0x22);
 /// The order of precisions in legends and panels.
-const ORDER: [Precision; 8] = [
+const ORDER: [Precision; 12] = [
     Precision::F32,
     Precision::Tf32x3,
     Precision::F16,
@@ -44,6 +44,10 @@ const ORDER: [Precision; 8] = [
     Precision::Bf16C16,
     Precision::Tf32,
     Precision::F64,
+    Precision::Fp8,
+    Precision::Fp8C32,
+    Precision::Fp8Block,
+    Precision::Fp8BlockC32,
 ];
 
 /// A registered step with results: its id, short label, precision and colour.
@@ -60,6 +64,9 @@ pub(super) fn name(p: Precision) -> String {
     match p {
         Precision::Tf32x3 => "3xTF32".into(),
         Precision::F16C16 | Precision::Bf16C16 => format!("{} (16-bit C)", name(p.arithmetic())),
+        Precision::Fp8 => "FP8".into(),
+        Precision::Fp8Block => "FP8 block-scaled".into(),
+        Precision::Fp8C32 | Precision::Fp8BlockC32 => format!("{} (FP32 C)", name(p.arithmetic())),
         p => p.label().to_uppercase(),
     }
 }
@@ -162,6 +169,9 @@ pub(super) fn marker(area: &Area, (x, y): (i32, i32), p: Precision, colour: RGBC
         Precision::Bf16 | Precision::Bf16C16 => poly(&[(0, -9), (8, 0), (0, 9), (-8, 0)]),
         Precision::Tf32 => poly(&[(0, -9), (8, 6), (-8, 6)]),
         Precision::F64 => poly(&[(0, 9), (8, -6), (-8, -6)]),
+        // A pentagon, and a hexagon for the fine-grained scales.
+        Precision::Fp8 | Precision::Fp8C32 => poly(&[(0, -9), (9, -2), (5, 8), (-5, 8), (-9, -2)]),
+        Precision::Fp8Block | Precision::Fp8BlockC32 => poly(&[(-4, -8), (4, -8), (9, 0), (4, 8), (-4, 8), (-9, 0)]),
         Precision::Tf32x3 => poly(&[
             (-3, -8),
             (3, -8),
