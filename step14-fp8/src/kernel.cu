@@ -110,15 +110,20 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
             // The rows of A this thread holds, for their scales (clamped: rows past M are zeros).
             const int row = w.at.x + consumer * 64, r = row + tid / 32 * 16 + tid % 32 / 4;
             const int r0 = min(r, M - 1), r1 = min(r + 8, M - 1);
-            for (int kt = w.k0, kb = w.k_first(); kt < w.k1; ++kt, ++it, kb += w.k_step()) {
-                const unsigned s = it % STAGES;
-                // This K-tile's scales, loaded before the wait so that their latency hides behind it.
-                float sa[2] = {1.0f, 1.0f}, sb[BN / 128];
+            // The scales of K-tile kb: A's of rows r and r + 8, B's of the tile's blocks.
+            auto scales = [&](int kb, float (&sa)[2], float (&sb)[BN / 128]) {
                 if constexpr (P::block) {
                     sa[0] = scale_a[(size_t)kb * M + r0], sa[1] = scale_a[(size_t)kb * M + r1];
 #pragma unroll
                     for (int j = 0; j < BN / 128; ++j) sb[j] = scale_b[(size_t)min(w.at.y / 128 + j, CEIL_DIV(N, 128) - 1) * KB + kb];
                 }
+            };
+            // Loaded one K-tile ahead: a load's latency hides behind a whole K-tile's products.
+            float sa[2] = {1.0f, 1.0f}, sb[BN / 128] = {}, next_a[2], next_b[BN / 128];
+            scales(w.k_first(), sa, sb);
+            for (int kt = w.k0, kb = w.k_first(); kt < w.k1; ++kt, ++it, kb += w.k_step()) {
+                const unsigned s = it % STAGES;
+                if (kt + 1 < w.k1) scales(kb + w.k_step(), next_a, next_b);
                 mbar_wait(smem_addr(&full[s]), (it / STAGES) % 2);
                 const unsigned long long a = a0 + s * (STAGE_BYTES / 16), b = b0 + s * (STAGE_BYTES / 16);
                 wgmma_fence();
@@ -128,6 +133,11 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 wgmma_wait<0>();
                 release(s);
                 promote(d, t, sa, sb);
+                if constexpr (P::block) {
+                    sa[0] = next_a[0], sa[1] = next_a[1];
+#pragma unroll
+                    for (int j = 0; j < BN / 128; ++j) sb[j] = next_b[j];
+                }
             }
             const int slot = (cluster * CLUSTER + rank) * CONSUMERS + consumer, id = 1 + consumer;
             if (w.partial) {

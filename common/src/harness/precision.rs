@@ -297,9 +297,10 @@ pub fn e4m3_to_f32(b: u8) -> f32 {
 }
 
 /// FP32 -> e4m3, rounded to nearest with ties to even and saturated at ±448 (PTX
-/// `cvt.rn.satfinite.e4m3x2.f32`, what the harness's quantization kernel runs); NaN stays NaN.
+/// `cvt.rn.satfinite.e4m3x2.f32`, what the harness's quantization kernel runs); NaN stays NaN, and
+/// infinity, which e4m3 lacks, becomes NaN too.
 pub fn f32_to_e4m3(x: f32) -> u8 {
-    if x.is_nan() {
+    if !x.is_finite() {
         return 0x7f;
     }
     let sign = if x.is_sign_negative() { 0x80 } else { 0 };
@@ -435,6 +436,7 @@ mod tests {
         }
         assert_eq!(f32_to_e4m3(1e6), 0x7e);
         assert_eq!(f32_to_e4m3(-1e6), 0xfe);
+        assert_eq!(f32_to_e4m3(f32::INFINITY) & 0x7f, 0x7f);
         // 1 + 1/16 lies halfway between 1 (code 0x38, even) and 1.125 (0x39): to even.
         assert_eq!(f32_to_e4m3(1.0625), 0x38);
         assert_eq!(f32_to_e4m3(1.1875), 0x3a);

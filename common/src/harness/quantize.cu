@@ -3,20 +3,26 @@
 // for q * scale; each scale is the power of two that brings its block's largest magnitude to at
 // most 448, e4m3's largest finite value, so that dequantizing is exact.
 
-// The scale of a block whose largest magnitude is `amax`: 2^ceil(log2(amax / 448)); 1 for a
-// block of zeros.
+// The scale of a block whose largest finite magnitude is `amax`: 2^ceil(log2(amax / 448)); 1 for
+// a block of zeros.
 __device__ float scale_for(float amax) {
-    if (!(amax > 0.0f) || isinf(amax)) return 1.0f;
+    if (!(amax > 0.0f)) return 1.0f;
     int e;
     const float m = frexpf(amax / 448.0f, &e);  // amax / 448 = m * 2^e, m in [0.5, 1)
     return ldexpf(1.0f, m == 0.5f ? e - 1 : e);
 }
 
+// e4m3 has no infinity: an infinite input becomes NaN (as a cast in PyTorch makes it), so that
+// it still shows in C; finite values beyond 448 saturate (they cannot occur: the scale prevents it).
 __device__ unsigned char to_e4m3(float x) {
+    if (isinf(x)) return 0x7f;
     unsigned short pair;
     asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(pair) : "f"(0.0f), "f"(x));
     return (unsigned char)(pair & 0xff);
 }
+
+// |x| where it is finite: a block's scale comes from its finite values.
+__device__ float magnitude(float x) { return isfinite(x) ? fabsf(x) : 0.0f; }
 
 __device__ float warp_max(float v) {
     for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffff, v, o));
@@ -28,7 +34,7 @@ __device__ float warp_max(float v) {
 extern "C" __global__ void amax_tensor(const float* x, long long n, unsigned* amax) {
     float m = 0.0f;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
-        m = fmaxf(m, fabsf(x[i]));
+        m = fmaxf(m, magnitude(x[i]));
     m = warp_max(m);
     if (threadIdx.x % 32 == 0) atomicMax(amax, __float_as_uint(m));
 }
@@ -58,7 +64,7 @@ extern "C" __global__ void quantize_rows(const float* x, int M, int K, unsigned 
     for (int i = 0; i < 4; ++i) {
         const int k = kb * 128 + i * 32 + lane;
         v[i] = k < K ? x[(long long)m * K + k] : 0.0f;
-        a = fmaxf(a, fabsf(v[i]));
+        a = fmaxf(a, magnitude(v[i]));
     }
     const float s = scale_for(warp_max(a));
     for (int i = 0; i < 4; ++i) {
@@ -77,7 +83,7 @@ extern "C" __global__ void quantize_blocks(const float* x, int K, int N, unsigne
     float a = 0.0f;
     for (int i = threadIdx.x; i < 128 * 128; i += blockDim.x) {
         const int k = kb * 128 + i / 128, n = nb * 128 + i % 128;
-        if (k < K && n < N) a = fmaxf(a, fabsf(x[(long long)k * N + n]));
+        if (k < K && n < N) a = fmaxf(a, magnitude(x[(long long)k * N + n]));
     }
     a = warp_max(a);
     if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = a;
