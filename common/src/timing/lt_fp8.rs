@@ -134,14 +134,15 @@ impl Fp8Scales {
         if b == 0 || cublas_b == 0 {
             return Err(Error::BadInput(format!("{}: the FP8 matrices carry no scales", p.precision)));
         }
-        if p.precision.scaling() == Some(Scaling::Tensor) || k.div_ceil(SCALE_BLOCK) % 4 == 0 {
-            return Ok(Fp8Scales { cublas_a: b, cublas_b, _padded: None });
-        }
-        if m % 4 != 0 || n % 4 != 0 {
+        let block = p.precision.scaling() == Some(Scaling::Block);
+        if block && (m % 4 != 0 || n % 4 != 0) {
             return Err(Error::BadInput(format!(
                 "cuBLASLt's block scales need M and N multiples of 4, not {}",
                 p.gemm.shape
             )));
+        }
+        if !block || k.div_ceil(SCALE_BLOCK) % 4 == 0 {
+            return Ok(Fp8Scales { cublas_a: b, cublas_b, _padded: None });
         }
         let (nb, kb) = (n.div_ceil(SCALE_BLOCK), k.div_ceil(SCALE_BLOCK));
         let mut raw = vec![0u8; 4 * nb * kb];
