@@ -18,6 +18,13 @@ power cap and raises the figures (`--idle-us 1000` shows by how much).
 
 Inputs are uniform in [-1, 1) in FP32, rounded to the precision's input type; the error is the
 relative Frobenius error of 64 rows of C against float64 on the FP32 inputs.
+
+FP8 (`--precisions fp8,fp8-block`) is torch._scaled_mm, the cuBLASLt FP8 call PyTorch makes:
+e4m3 inputs quantized as the harness quantizes them (power-of-two FP32 scales that bring each
+tensor's, or each block's, largest magnitude to at most 448), B given N x K and passed
+transposed, fast accumulation off, C in BF16 and in FP32. fp8 has one scale per tensor; fp8-block
+one per row of A per 128 of K and one per 128 x 128 block of B (PyTorch's BlockWise1x128 and
+BlockWise128x128, cuBLAS 12.9 and later on Hopper); a PyTorch without them is noted and skipped.
 """
 import argparse
 import datetime
@@ -28,6 +35,7 @@ import time
 import torch
 
 BATCH = 20
+E4M3_MAX = 448.0
 
 
 def parse_shape(s):
@@ -104,6 +112,54 @@ def timed(call, method, idle_us=None, warmup_s=0.1, measure_s=0.3, min_reps=5, m
     return statistics.median(samples), idle_us
 
 
+def pow2_scale(amax):
+    """The harness's scale: the power of two that brings amax to at most 448 (1 for zero)."""
+    s = torch.exp2(torch.ceil(torch.log2(amax / E4M3_MAX)))
+    return torch.where(amax > 0, s, torch.ones_like(s)).float()
+
+
+def to_fp8(x, rows, cols):
+    """x (R x C) in e4m3 with one scale per rows x cols block (the whole tensor when they are R, C):
+    the values, and the scales as a (R / rows) x (C / cols) matrix."""
+    r, c = x.shape
+    blocks = x.view(r // rows, rows, c // cols, cols)
+    s = pow2_scale(blocks.abs().amax(dim=(1, 3)))
+    return (blocks / s[:, None, :, None]).to(torch.float8_e4m3fn).view(r, c), s
+
+
+def fp8_cases(a32, b32, precisions, notes):
+    """torch._scaled_mm's cases: (precision, C dtype, who, call), each tried once."""
+    (m, k), n = a32.shape, b32.shape[1]
+    w = b32.t().contiguous()  # B as a linear layer's weight: N x K
+    if not hasattr(torch, "float8_e4m3fn") or not hasattr(torch, "_scaled_mm"):
+        notes.append("fp8: this PyTorch has no float8_e4m3fn or _scaled_mm")
+        return []
+    scalings = []
+    if "fp8" in precisions:
+        (qa, sa), (qw, sw) = to_fp8(a32, m, k), to_fp8(w, n, k)
+        scalings.append(("fp8", "torch._scaled_mm", qa, qw, sa.view(()), sw.view(())))
+    if "fp8-block" in precisions:
+        if m % 128 or n % 128 or k % 128:
+            notes.append(f"fp8-block: {m}x{n}x{k} is not in whole 128 x 128 blocks")
+        else:
+            (qa, sa), (qw, sw) = to_fp8(a32, 1, 128), to_fp8(w, 128, 128)
+            # scale_a M x K/128 with M contiguous ("outer-dim-major"); scale_b K/128 x N/128 whose
+            # transpose is row-major, as PyTorch's _scaled_mm checks them for these scalings.
+            scalings.append(("fp8-block", "torch._scaled_mm, 1x128 and 128x128 blocks",
+                             qa, qw, sa.t().contiguous().t(), sw.t()))
+    cases = []
+    for prec, who, qa, qw, sa, sw in scalings:
+        for out in (torch.bfloat16, torch.float32):
+            call = lambda qa=qa, qw=qw, sa=sa, sw=sw, out=out: torch._scaled_mm(  # noqa: E731
+                qa, qw.t(), scale_a=sa, scale_b=sw, out_dtype=out, use_fast_accum=False)
+            try:
+                call()
+                cases.append((prec, out, who, call))
+            except (TypeError, RuntimeError) as e:
+                notes.append(f"{prec} C {out}: {e.__class__.__name__}: {str(e).splitlines()[0]}")
+    return cases
+
+
 def rel_err(c, exact, rows):
     got = c[rows].double()
     return ((got - exact).norm() / exact.norm()).item()
@@ -116,7 +172,7 @@ def main():
                     default=[(4096, 4096, 4096), (8192, 8192, 8192), (4096, 11008, 4096)],
                     help="comma-separated MxNxK or S")
     ap.add_argument("--precisions", type=lambda s: s.split(","), default=["fp16", "bf16", "tf32", "3xtf32"],
-                    help="comma-separated, of fp16, bf16, tf32, 3xtf32")
+                    help="comma-separated, of fp16, bf16, tf32, 3xtf32, fp8, fp8-block")
     ap.add_argument("--idle-us", type=float, default=None, metavar="MICROSECONDS",
                     help="how long the GPU idles before each sample (default: the host's queueing time "
                          "of the sample, x1.5, + 20 us)")
@@ -148,6 +204,7 @@ def main():
                 notes.append(f"{prec}: no FP32 C ({e.__class__.__name__}: {str(e).splitlines()[0]})")
         cases.append(("tf32", torch.float32, "torch.matmul, TF32 on", lambda: torch.matmul(a32, b32)))
         cases.append(("3xtf32", torch.float32, "torch.matmul, TF32 off", lambda: torch.matmul(a32, b32)))
+        cases += fp8_cases(a32, b32, args.precisions, notes)
         for prec, c_dtype, who, call in [c for c in cases if c[0] in args.precisions]:
             torch.backends.cuda.matmul.allow_tf32 = prec == "tf32"
             c = call()

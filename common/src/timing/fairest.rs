@@ -1,6 +1,7 @@
 //! The fairest reference: every way a user can ask cuBLAS for one GEMM on this GPU.
 //! `cublasGemmEx` and each of cuBLASLt's top heuristic algorithms (with a workspace), with C in
-//! FP32 and, for FP16 and BF16, in the inputs' 16-bit type (what `torch.matmul` returns). Each is
+//! FP32 and, for FP16 and BF16, in the inputs' 16-bit type (what `torch.matmul` returns); for FP8
+//! cuBLASLt's alone, C in BF16 and in FP32 (`cublasGemmEx` has no FP8). Each is
 //! checked once and then timed both ways ([`Method`]), one at a time behind the gate (how the
 //! ladder times) and back to back (how criterion and PyTorch's benchmarks time), in turns with the
 //! rungs they are compared with, each turn after its own settling runs, so that the GPU's clock,
@@ -11,7 +12,7 @@
 
 use crate::harness::device::{Gpu, sync};
 use crate::harness::matrix::DeviceMatrix;
-use crate::timing::lt::CublasLt;
+use crate::timing::lt::{CublasConfig, CublasInputs, CublasLt};
 use crate::timing::runs::{Method, Timing, TimingPlan, time_in_turn};
 use crate::verify::check::Prepared;
 use crate::verify::reference::Cublas;
@@ -41,12 +42,19 @@ pub struct CublasCall {
 }
 
 impl CublasCall {
-    /// C = alpha*A*B + beta*C on `p`'s inputs into `c` (stored as `p`'s precision says).
-    pub fn run(&self, gpu: &Gpu, blas: &Cublas, lt: &mut CublasLt, p: &Prepared, c: &mut DeviceMatrix) -> Result<()> {
-        let (a, b) = p.cublas_inputs();
+    /// C = alpha*A*B + beta*C on a prepared problem's cuBLAS inputs into `c` (stored as its
+    /// precision says).
+    pub fn run(
+        &self,
+        gpu: &Gpu,
+        blas: &Cublas,
+        lt: &mut CublasLt,
+        x: &CublasInputs,
+        c: &mut DeviceMatrix,
+    ) -> Result<()> {
         match self.door {
-            Door::GemmEx => blas.gemm(gpu, p.precision, &p.gemm, a, b, c),
-            Door::Lt(i) => lt.matmul_algo(gpu, p.precision, &p.gemm, a, b, c, i),
+            Door::GemmEx => x.gemm_ex(gpu, blas, c),
+            Door::Lt(i) => x.lt(gpu, lt, c, i),
         }
     }
 }
@@ -55,17 +63,18 @@ impl CublasCall {
 /// for each that did not.
 pub type Checked = (Vec<(CublasCall, f64)>, Vec<String>);
 
-/// The configurations of `p`'s precision and C type, `GemmEx` and cuBLASLt's first `algos`, each
+/// The configurations of `p`'s precision and C type, `GemmEx` (FP8 aside) and cuBLASLt's first `algos`, each
 /// run once and checked against the CPU rows of `p` (as a kernel is checked there). Returns
 /// those that computed the product, each with its error against float64 on the FP32 inputs,
 /// and a line for each that did not.
 pub fn checked_calls(gpu: &Gpu, blas: &Cublas, lt: &mut CublasLt, p: &Prepared, algos: usize) -> Result<Checked> {
     let n = lt.algo_count(&p.gemm, p.precision, p.precision.output())?.min(algos);
-    let (mut ok, mut wrong) = (Vec::new(), Vec::new());
-    for door in std::iter::once(Door::GemmEx).chain((0..n).map(Door::Lt)) {
+    let gemm_ex = CublasConfig::for_precision(p.precision).contains(&CublasConfig::GemmEx);
+    let (inputs, mut ok, mut wrong) = (CublasInputs::new(gpu, p)?, Vec::new(), Vec::new());
+    for door in gemm_ex.then_some(Door::GemmEx).into_iter().chain((0..n).map(Door::Lt)) {
         let call = CublasCall { door };
         let mut c = p.fresh_c(gpu, 0)?;
-        call.run(gpu, blas, lt, p, &mut c)?;
+        call.run(gpu, blas, lt, &inputs, &mut c)?;
         sync(gpu, "a cuBLAS configuration")?;
         let (rows, exact) = p.check_rows(&c.download(gpu)?);
         if rows.passed() {

@@ -1,7 +1,8 @@
 //! cuBLASLt: the other door into cuBLAS, with a workspace and the heuristic's first choice of
 //! algorithm, and the option of an FP16 (or BF16) C. On Hopper it often reaches kernels that
 //! `cublasGemmEx` does not, so the tensor-core steps are also measured against the fastest of
-//! the cuBLAS configurations ([`CublasConfig`]), in the same process.
+//! the cuBLAS configurations ([`CublasConfig`]), in the same process. FP8, which `cublasGemmEx`
+//! lacks, has cuBLASLt alone (`lt_fp8`).
 
 use crate::harness::device::Gpu;
 use crate::harness::device::sync;
@@ -9,6 +10,7 @@ use crate::harness::matrix::DeviceMatrix;
 use crate::harness::precision::{Elem, Precision};
 use crate::harness::problem::{Gemm, Shape};
 use crate::harness::runner::Runner;
+use crate::timing::lt_fp8::{self, Fp8Scales};
 use crate::timing::runs::{Comparison, Method, Timing, TimingPlan, time_in_turn};
 use crate::verify::check::Prepared;
 use crate::verify::reference::Cublas;
@@ -26,9 +28,10 @@ pub const WORKSPACE_BYTES: usize = 32 << 20;
 /// One way of asking cuBLAS for a GEMM, as recorded with results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CublasConfig {
-    /// `cublasGemmEx`, C in the precision's output type (the ladder's reference everywhere).
+    /// `cublasGemmEx`, C in the precision's output type (the ladder's reference, FP8 aside).
     GemmEx,
-    /// `cublasLtMatmul` with a 32 MiB workspace and the heuristic's first algorithm, same C.
+    /// `cublasLtMatmul` with a 32 MiB workspace and the heuristic's first algorithm, same C. For
+    /// FP8: e4m3 with the precision's scales, fast accumulation off (`lt_fp8`).
     Lt,
     /// The same with C stored in the input type (FP16 or BF16): half the bytes of C.
     Lt16BitC,
@@ -36,14 +39,22 @@ pub enum CublasConfig {
 
 impl CublasConfig {
     /// The configurations recorded for a precision: FP16 and BF16 get all three, TF32 and the
-    /// 16-bit C precisions two, the others (FP32, FP64, 3xTF32's SGEMM) only `cublasGemmEx`.
+    /// 16-bit C precisions two, FP8 cuBLASLt alone, the others (FP32, FP64, 3xTF32's SGEMM) only
+    /// `cublasGemmEx`.
     pub fn for_precision(p: Precision) -> &'static [CublasConfig] {
         match p {
             Precision::F16 | Precision::Bf16 => &[CublasConfig::GemmEx, CublasConfig::Lt, CublasConfig::Lt16BitC],
             // C is 16-bit already: both doors with it.
             Precision::Tf32 | Precision::F16C16 | Precision::Bf16C16 => &[CublasConfig::GemmEx, CublasConfig::Lt],
+            Precision::Fp8 | Precision::Fp8C32 | Precision::Fp8Block | Precision::Fp8BlockC32 => &[CublasConfig::Lt],
             _ => &[CublasConfig::GemmEx],
         }
+    }
+
+    /// The configuration the ladder's "% of cuBLAS" is taken against: `cublasGemmEx`, or for FP8,
+    /// which it lacks, cuBLASLt's FP8 with the same scaling.
+    pub fn baseline(p: Precision) -> CublasConfig {
+        if p.scaling().is_some() { CublasConfig::Lt } else { CublasConfig::GemmEx }
     }
 
     pub fn label(self) -> &'static str {
@@ -139,13 +150,24 @@ impl CublasLt {
             };
             let scale = lt_type(p.scalar());
             let input = lt_type(p.input());
-            // Row-major C = A*B is column-major C^T = B^T * A^T: B first, no transposes.
             let desc = lt::create_matmul_desc(compute, scale).map_err(lt_err)?;
-            let layouts = [
-                lt::create_matrix_layout(input, n, k, n.max(1) as i64).map_err(lt_err)?,
-                lt::create_matrix_layout(input, k, m, k.max(1) as i64).map_err(lt_err)?,
-                lt::create_matrix_layout(lt_type(c_elem), n, m, n.max(1) as i64).map_err(lt_err)?,
-            ];
+            let layouts = if p.scaling().is_some() {
+                let w = self.workspace.device_ptr(self.workspace.stream()).0;
+                // SAFETY: the descriptor was just made, with FP32 compute and scale types; the
+                // workspace stands in for the scales until a call sets them.
+                unsafe {
+                    lt_fp8::describe(desc, p).map_err(lt_err)?;
+                    lt_fp8::point_at(desc, [w, w]).map_err(lt_err)?;
+                }
+                lt_fp8::layouts(gemm.shape, lt_type(c_elem)).map_err(lt_err)?
+            } else {
+                // Row-major C = A*B is column-major C^T = B^T * A^T: B first, no transposes.
+                [
+                    lt::create_matrix_layout(input, n, k, n.max(1) as i64).map_err(lt_err)?,
+                    lt::create_matrix_layout(input, k, m, k.max(1) as i64).map_err(lt_err)?,
+                    lt::create_matrix_layout(lt_type(c_elem), n, m, n.max(1) as i64).map_err(lt_err)?,
+                ]
+            };
             let pref = lt::create_matmul_pref().map_err(lt_err)?;
             // SAFETY: every descriptor was just created; the preference is destroyed below.
             let heuristic = unsafe {
@@ -223,6 +245,25 @@ impl CublasLt {
         c: &mut DeviceMatrix,
         algo: usize,
     ) -> Result<()> {
+        if p.scaling().is_some() {
+            return Err(Error::BadInput(format!("{p} needs its scales: cuBLASLt's FP8 runs through CublasInputs")));
+        }
+        self.launch(gpu, p, gemm, [a, b], None, c, algo)
+    }
+
+    /// [`CublasLt::matmul_algo`], and for FP8 (A M x K, B N x K, in e4m3) with `scales` in
+    /// cuBLASLt's layouts ([`CublasInputs`] makes them).
+    #[allow(clippy::too_many_arguments)]
+    fn launch(
+        &mut self,
+        gpu: &Gpu,
+        p: Precision,
+        gemm: &Gemm,
+        [a, b]: [&DeviceMatrix; 2],
+        scales: Option<&Fp8Scales>,
+        c: &mut DeviceMatrix,
+        algo: usize,
+    ) -> Result<()> {
         gemm.shape.check_32bit()?;
         if a.elem != p.input() || b.elem != p.input() || !(c.elem == p.output() || c.elem == p.input()) {
             return Err(Error::BadInput(format!("buffers are not stored as {p} expects")));
@@ -240,8 +281,12 @@ impl CublasLt {
             Error::BadInput(format!("cuBLASLt offers {} algorithms, not {}", plan.algos.len(), algo + 1))
         })?;
         let pc = c.ptr(gpu);
-        // SAFETY: descriptors match the buffers (checked above); the workspace is ours.
+        // SAFETY: descriptors match the buffers (checked above); the workspace is ours; an FP8
+        // plan's scales are set for this call, a plan's attributes being read when it is queued.
         unsafe {
+            if let Some(s) = scales {
+                lt_fp8::point_at(plan.desc, s.addresses()).map_err(lt_err)?;
+            }
             lt::matmul(
                 handle,
                 plan.desc,
@@ -264,6 +309,39 @@ impl CublasLt {
         }
     }
 }
+/// What cuBLAS multiplies for a prepared problem, made once before it is run or timed: for
+/// `cublasGemmEx` and cuBLASLt the inputs of [`Prepared::cublas_inputs`], and for FP8 (cuBLASLt
+/// alone) the quantized matrices the kernel reads with their scales in cuBLASLt's layouts.
+pub struct CublasInputs<'p> {
+    pub prepared: &'p Prepared,
+    scales: Option<Fp8Scales>,
+}
+
+impl<'p> CublasInputs<'p> {
+    pub fn new(gpu: &Gpu, prepared: &'p Prepared) -> Result<CublasInputs<'p>> {
+        let scales = prepared.precision.scaling().map(|_| Fp8Scales::of(gpu, prepared)).transpose()?;
+        Ok(CublasInputs { prepared, scales })
+    }
+
+    /// `cublasGemmEx` into `c` (an error for FP8, which it lacks).
+    pub fn gemm_ex(&self, gpu: &Gpu, blas: &Cublas, c: &mut DeviceMatrix) -> Result<()> {
+        let (p, (a, b)) = (self.prepared, self.prepared.cublas_inputs());
+        blas.gemm(gpu, p.precision, &p.gemm, a, b, c)
+    }
+
+    /// cuBLASLt's `algo`-th algorithm into `c` (0 = the heuristic's first choice).
+    pub fn lt(&self, gpu: &Gpu, lt: &mut CublasLt, c: &mut DeviceMatrix, algo: usize) -> Result<()> {
+        let p = self.prepared;
+        match &self.scales {
+            Some(scales) => lt.launch(gpu, p.precision, &p.gemm, [&p.a, &p.b], Some(scales), c, algo),
+            None => {
+                let (a, b) = p.cublas_inputs();
+                lt.matmul_algo(gpu, p.precision, &p.gemm, a, b, c, algo)
+            }
+        }
+    }
+}
+
 /// The configurations recorded for `p`'s precision ([`CublasConfig::for_precision`]) that are
 /// to be timed: those not in `left_out`. With `check`, each is run once first and checked (a
 /// 16-bit C only for a relative error under 1%, what its rounding allows), and one that computes
@@ -277,13 +355,14 @@ pub fn usable_configs(
     left_out: &mut Vec<CublasConfig>,
 ) -> Result<Vec<CublasConfig>> {
     let mut usable = Vec::new();
+    let inputs = if check { Some(CublasInputs::new(gpu, p)?) } else { None };
     for &config in CublasConfig::for_precision(p.precision) {
         if left_out.contains(&config) {
             continue;
         }
-        if check {
+        if let Some(inputs) = &inputs {
             let mut c = output_for(gpu, p, config)?;
-            run_config(gpu, blas, lt, p, config, &mut c)?;
+            run_config(gpu, blas, lt, inputs, config, &mut c)?;
             sync(gpu, config.label())?;
             let v = p.check_result(&c.download(gpu)?);
             let ok = if config == CublasConfig::Lt16BitC { v.vs_cublas.rel_frobenius < 1e-2 } else { v.passed() };
@@ -312,14 +391,13 @@ fn run_config(
     gpu: &Gpu,
     blas: &Cublas,
     lt: &mut CublasLt,
-    p: &Prepared,
+    inputs: &CublasInputs,
     config: CublasConfig,
     c: &mut DeviceMatrix,
 ) -> Result<()> {
-    let (a, b) = p.cublas_inputs();
     match config {
-        CublasConfig::GemmEx => blas.gemm(gpu, p.precision, &p.gemm, a, b, c),
-        CublasConfig::Lt | CublasConfig::Lt16BitC => lt.matmul(gpu, p.precision, &p.gemm, a, b, c),
+        CublasConfig::GemmEx => inputs.gemm_ex(gpu, blas, c),
+        CublasConfig::Lt | CublasConfig::Lt16BitC => inputs.lt(gpu, lt, c, 0),
     }
 }
 
@@ -337,11 +415,11 @@ pub fn time_configs(
     configs: &[CublasConfig],
     kernel: Option<&mut dyn FnMut() -> Result<()>>,
 ) -> Result<(Option<Timing>, Configs)> {
-    let lt = RefCell::new(lt);
+    let (lt, inputs) = (RefCell::new(lt), CublasInputs::new(gpu, p)?);
     let mut runs: Vec<Box<dyn FnMut() -> Result<()> + '_>> = Vec::new();
     for &config in configs {
-        let (mut c, lt) = (output_for(gpu, p, config)?, &lt);
-        runs.push(Box::new(move || run_config(gpu, blas, &mut lt.borrow_mut(), p, config, &mut c)));
+        let (mut c, lt, inputs) = (output_for(gpu, p, config)?, &lt, &inputs);
+        runs.push(Box::new(move || run_config(gpu, blas, &mut lt.borrow_mut(), inputs, config, &mut c)));
     }
     let given = kernel.is_some();
     let mut contenders: Vec<&mut dyn FnMut() -> Result<()>> = Vec::new();
@@ -357,9 +435,9 @@ pub fn time_configs(
 }
 
 /// The kernel of `runner` against cuBLAS on a prepared problem, timed in turn with `configs`: the
-/// comparison against `cublasGemmEx` (the ladder's "% of cuBLAS", timed whether or not it is
-/// among `configs`), and each of `configs`. One timing of each call, so the step binary's table
-/// and its line of configurations show the same `cublasGemmEx`.
+/// comparison against the precision's [`CublasConfig::baseline`] (the ladder's "% of cuBLAS",
+/// timed whether or not it is among `configs`), and each of `configs`. One timing of each call,
+/// so the step binary's table and its line of configurations show the same baseline.
 pub fn compare_with_configs(
     runner: &mut Runner,
     blas: &Cublas,
@@ -369,23 +447,24 @@ pub fn compare_with_configs(
     configs: &[CublasConfig],
 ) -> Result<(Comparison, Configs)> {
     let gpu = runner.gpu.clone();
+    let baseline = CublasConfig::baseline(p.precision);
     let mut all = configs.to_vec();
-    if !all.contains(&CublasConfig::GemmEx) {
-        all.insert(0, CublasConfig::GemmEx);
+    if !all.contains(&baseline) {
+        all.insert(0, baseline);
     }
     let mut c = p.fresh_c(&gpu, 0)?;
     let mut kernel = || runner.run(&p.gemm, &p.a, &p.b, &mut c);
     let (kernel, timed) = time_configs(&gpu, blas, lt, p, plan, &all, Some(&mut kernel))?;
     let kernel = kernel.expect("the kernel is the first contender");
-    let cublas = timed.iter().find(|(c, _)| *c == CublasConfig::GemmEx).expect("cublasGemmEx is among them").1;
+    let cublas = timed.iter().find(|(c, _)| *c == baseline).expect("the baseline is among them").1;
     let timed = timed.into_iter().filter(|(c, _)| configs.contains(c)).collect();
     Ok((Comparison { gemm: p.gemm, kernel, cublas }, timed))
 }
 
 /// The kernel of `runner` against cuBLAS on a prepared problem, as the step binary and the sweep
 /// time it ([`compare_with_configs`]): with the usable configurations of a tensor-core precision
-/// ([`usable_configs`]; `check` and `left_out` as there), or `cublasGemmEx` alone where the
-/// precision has no others.
+/// ([`usable_configs`]; `check` and `left_out` as there; FP8's cuBLASLt among them, checked
+/// as they are), or `cublasGemmEx` alone where the precision has no others.
 pub fn compare(
     runner: &mut Runner,
     blas: &Cublas,
@@ -395,11 +474,29 @@ pub fn compare(
     check: bool,
     left_out: &mut Vec<CublasConfig>,
 ) -> Result<(Comparison, Configs)> {
-    let configs = if CublasConfig::for_precision(p.precision).len() > 1 {
+    let configs = if CublasConfig::for_precision(p.precision) != [CublasConfig::GemmEx] {
         let gpu = runner.gpu.clone();
         usable_configs(&gpu, blas, lt, p, check, left_out)?
     } else {
         Vec::new()
     };
     compare_with_configs(runner, blas, lt, p, plan, &configs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fp8_has_cublaslt_alone_as_its_baseline() {
+        for p in Precision::ALL {
+            let (configs, baseline) = (CublasConfig::for_precision(p), CublasConfig::baseline(p));
+            if p.scaling().is_some() {
+                assert_eq!((configs, baseline), (&[CublasConfig::Lt][..], CublasConfig::Lt), "{p}");
+            } else {
+                assert_eq!(baseline, CublasConfig::GemmEx, "{p}");
+                assert!(configs.contains(&CublasConfig::GemmEx), "{p}");
+            }
+        }
+    }
 }

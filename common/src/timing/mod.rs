@@ -6,5 +6,6 @@ pub mod clocks;
 pub mod fairest;
 pub mod gate;
 pub mod lt;
+pub mod lt_fp8;
 pub mod roofline;
 pub mod runs;

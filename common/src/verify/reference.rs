@@ -13,7 +13,9 @@ use ndarray::{Array2, ArrayView2, s};
 /// How cuBLAS is asked to compute, recorded with every result.
 pub const CUBLAS_MATH: &str = "cublasGemmEx, CUBLAS_DEFAULT_MATH; FP32: CUBLAS_COMPUTE_32F (TF32 off), \
      TF32: CUBLAS_COMPUTE_32F_FAST_TF32, FP16/BF16: 16F/16BF inputs with CUBLAS_COMPUTE_32F, FP64: CUBLAS_COMPUTE_64F; \
-     3xTF32: SGEMM (TF32 off)";
+     3xTF32: SGEMM (TF32 off); FP8 (no cublasGemmEx): cublasLtMatmul, e4m3 TN with CUBLAS_COMPUTE_32F, fast \
+     accumulation off, one FP32 scale per tensor or (fp8-block) BLK128x128_32F for B and VEC128_32F for A, \
+     checked against a BF16 cublasGemmEx of the dequantized values";
 
 /// A cuBLAS handle on the harness stream.
 pub struct Cublas {

@@ -133,22 +133,24 @@ pub fn top_rung(p: Precision) -> Option<&'static Step> {
 }
 
 /// The target of the top rung in `p` against the fastest reference with the same C, as a ratio
-/// (3xTF32: against cuBLAS SGEMM).
+/// (3xTF32: against cuBLAS SGEMM; FP8: against cuBLASLt's FP8 with the same scaling).
 pub fn target(p: Precision) -> Option<f64> {
     match p.arithmetic() {
-        Precision::F16 | Precision::Bf16 => Some(1.0),
+        Precision::F16 | Precision::Bf16 | Precision::Fp8 | Precision::Fp8Block => Some(1.0),
         Precision::Tf32 => Some(0.95),
         Precision::Tf32x3 => Some(2.2),
         _ => None,
     }
 }
 
-/// The precisions a family is measured in: its own (C in FP32), and for FP16 and BF16 the same
-/// product with a 16-bit C.
+/// The precisions a family is measured in: its own, and the same product with the other C type
+/// (FP16 and BF16: a 16-bit C; FP8, whose own C is BF16: an FP32 C).
 fn with_c_types(p: Precision) -> Vec<Precision> {
     match p {
         Precision::F16 => vec![p, Precision::F16C16],
         Precision::Bf16 => vec![p, Precision::Bf16C16],
+        Precision::Fp8 => vec![p, Precision::Fp8C32],
+        Precision::Fp8Block => vec![p, Precision::Fp8BlockC32],
         _ => vec![p],
     }
 }
@@ -235,5 +237,16 @@ mod tests {
         assert!(top_rung(Precision::Tf32x3).unwrap().name.starts_with("step13"));
         assert!(top_rung(Precision::F32).unwrap().name.starts_with("step06"));
         assert_eq!(target(Precision::Tf32x3), Some(2.2));
+    }
+
+    #[test]
+    fn fp8_is_timed_with_both_c_types_against_cublaslt() {
+        assert_eq!(with_c_types(Precision::Fp8), [Precision::Fp8, Precision::Fp8C32]);
+        assert_eq!(with_c_types(Precision::Fp8Block), [Precision::Fp8Block, Precision::Fp8BlockC32]);
+        for p in [Precision::Fp8, Precision::Fp8C32, Precision::Fp8Block, Precision::Fp8BlockC32] {
+            assert_eq!(target(p), Some(1.0), "{p}");
+        }
+        assert_eq!(elem_label(Precision::Fp8.output()), "bf16");
+        assert_eq!(elem_label(Precision::Fp8C32.output()), "fp32");
     }
 }

@@ -15,7 +15,7 @@ use common::harness::device::Gpu;
 use common::harness::runner::Runner;
 use common::timing::clocks::Watch;
 use common::timing::fairest::{CublasCall, both_ways, checked_calls};
-use common::timing::lt::CublasLt;
+use common::timing::lt::{CublasInputs, CublasLt};
 use common::timing::runs::{Method, Timing, TimingPlan, time_in_turn};
 use common::verify::check::Prepared;
 use common::verify::reference::Cublas;
@@ -24,6 +24,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,7 +36,8 @@ pub struct Args {
     /// Shapes, comma-separated MxNxK or S (default: 4096, 8192, 4096x11008x4096)
     #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = crate::shape)]
     shapes: Vec<Shape>,
-    /// Precisions, comma-separated (default: fp16,bf16,tf32,3xtf32)
+    /// Precisions, comma-separated (default: fp16,bf16,tf32,3xtf32); fp8 and fp8-block time
+    /// both C types (BF16 and FP32), as fp16 and bf16 do
     #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = parse_precision)]
     precisions: Vec<Precision>,
     /// cuBLASLt algorithms to time per C type, the heuristic's first ones
@@ -58,10 +60,10 @@ pub struct Args {
 }
 
 fn parse_precision(s: &str) -> Result<Precision, String> {
-    Precision::ALL
-        .into_iter()
-        .find(|p| p.label() == s.trim())
-        .ok_or_else(|| format!("`{s}` is not a precision (fp32, tf32, fp16, bf16, fp64, 3xtf32)"))
+    Precision::ALL.into_iter().find(|p| p.label() == s.trim()).ok_or_else(|| {
+        let all: Vec<&str> = Precision::ALL.iter().map(|p| p.label()).collect();
+        format!("`{s}` is not a precision ({})", all.join(", "))
+    })
 }
 
 /// How every contender is timed.
@@ -299,10 +301,11 @@ impl Lab {
             labels.push((rung.id(), p, *err));
             let prepared = &*prepared;
             runs.push(Box::new(move || runner.run(&prepared.gemm, &prepared.a, &prepared.b, &mut c)));
+            let inputs = Rc::new(CublasInputs::new(gpu, prepared).map_err(e)?);
             for (call, err) in calls.iter() {
-                let mut c = prepared.fresh_c(gpu, 0).map_err(e)?;
+                let (mut c, inputs) = (prepared.fresh_c(gpu, 0).map_err(e)?, inputs.clone());
                 labels.push((call.door.label(), p, *err));
-                runs.push(Box::new(move || call.run(gpu, cublas, &mut lt.borrow_mut(), prepared, &mut c)));
+                runs.push(Box::new(move || call.run(gpu, cublas, &mut lt.borrow_mut(), &inputs, &mut c)));
             }
         }
         let row = |(who, p, err): &Label, m: Method, t: &Timing, timing: &str| {

@@ -1,0 +1,174 @@
+//! cuBLASLt's FP8 (e4m3) GEMM with scales: the reference the FP8 rung is measured against
+//! (`cublasGemmEx` has no FP8). The FP8 part of `lt`'s plans, and the scales of a prepared
+//! problem in cuBLASLt's layouts ([`Fp8Scales`]).
+//!
+//! What NVIDIA's cuBLAS 13 documentation asks of it (<https://docs.nvidia.com/cuda/cublas/#cublasltmatmul>,
+//! <https://docs.nvidia.com/cuda/cublas/#scaling-factors-layouts>), and how the harness meets it:
+//!
+//! - FP8 runs "TN": cuBLAS-A transposed, cuBLAS-B not, both K-major. Row-major C = A*B is
+//!   column-major C^T (N x M) = op(X) * Y with X our B (N x K row-major: K x N column-major, ld
+//!   K, op T) and Y our A (M x K row-major: K x M column-major, ld K, op N); CUBLAS_COMPUTE_32F,
+//!   scale type CUDA_R_32F.
+//! - C with e4m3 x e4m3: C and D of one type, BF16, FP16 or FP32 (an e4m3 D takes a 16-bit C);
+//!   beta != 0 reads C in that type. The block scalings write D in 16F, 16BF or 32F only.
+//! - Fast accumulation off (CUBLASLT_MATMUL_DESC_FAST_ACCUM = 0, the default, set explicitly):
+//!   cuBLAS promotes the tensor cores' partial sums to FP32, as the FP8 rung does.
+//! - Per tensor: one FP32 scale per operand (CUBLASLT_MATMUL_DESC_A/B_SCALE_POINTER), so
+//!   cuBLAS-A's scale is our B's and cuBLAS-B's our A's; the addresses are set per call.
+//! - Block scaling (sm_90, cuBLAS 12.9 and later): the pairs VEC128/VEC128, VEC128/BLK128x128
+//!   and BLK128x128/VEC128 are supported (BLK128x128/BLK128x128 is not); here cuBLAS-A (the
+//!   weight, our B) takes BLK128x128_32F and cuBLAS-B (the activations, our A) VEC128_32F. M and
+//!   N must be multiples of 4 and the scales' addresses 16-byte aligned. The layouts:
+//!   - VEC128 for cuBLAS-B: "N-major with shape N x L" (L = ceil(K/128)), scale (m, kb) of our
+//!     A at `kb*M + m`: the harness's layout of A's scales as it is.
+//!   - BLK128x128 for cuBLAS-A: "K-major, shape L4 x ceil(M/128)" with L4 = L rounded up to a
+//!     multiple of 4, scale (nb, kb) of our B at `nb*L4 + kb`: the harness's `nb*KB + kb` when
+//!     KB is a multiple of 4, else a padded copy ([`blocks_for_cublas`]), made once per problem.
+
+use crate::harness::device::Gpu;
+use crate::harness::matrix::alloc;
+use crate::harness::precision::{Precision, SCALE_BLOCK, Scaling};
+use crate::harness::problem::Shape;
+use crate::verify::check::Prepared;
+use crate::{Error, Result};
+use cudarc::cublaslt::result::{self as lt, CublasError};
+use cudarc::cublaslt::sys;
+use cudarc::driver::{CudaSlice, DevicePtr};
+use std::ffi::c_void;
+
+use sys::cublasLtMatmulDescAttributes_t as Attr;
+use sys::cublasLtMatmulMatrixScale_t as Mode;
+
+/// Sets one attribute of a matmul descriptor to `value`.
+///
+/// # Safety
+/// `desc` is a live descriptor and `T` the attribute's type in cublasLt.h.
+unsafe fn set<T>(desc: sys::cublasLtMatmulDesc_t, attr: Attr, value: &T) -> Result<(), CublasError> {
+    // SAFETY: as the caller promises; cuBLASLt copies the value.
+    unsafe { lt::set_matmul_desc_attribute(desc, attr, value as *const T as *const c_void, size_of::<T>()) }
+}
+
+/// The FP8 part of a plan: "TN", fast accumulation off, and the block scalings' modes.
+///
+/// # Safety
+/// `desc` is a live descriptor made with CUBLAS_COMPUTE_32F and scale type CUDA_R_32F.
+pub(crate) unsafe fn describe(desc: sys::cublasLtMatmulDesc_t, p: Precision) -> Result<(), CublasError> {
+    // cuBLASLt's bindings lack cublasOperation_t: it is cuBLAS's (cublas_api.h).
+    use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
+    let (t, n) = (CUBLAS_OP_T, CUBLAS_OP_N);
+    // SAFETY: each value has its attribute's type (cublasOperation_t, int8_t, int32_t).
+    unsafe {
+        set(desc, Attr::CUBLASLT_MATMUL_DESC_TRANSA, &t)?;
+        set(desc, Attr::CUBLASLT_MATMUL_DESC_TRANSB, &n)?;
+        set(desc, Attr::CUBLASLT_MATMUL_DESC_FAST_ACCUM, &0i8)?;
+        if p.scaling() == Some(Scaling::Block) {
+            set(
+                desc,
+                Attr::CUBLASLT_MATMUL_DESC_A_SCALE_MODE,
+                &(Mode::CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F as i32),
+            )?;
+            set(
+                desc,
+                Attr::CUBLASLT_MATMUL_DESC_B_SCALE_MODE,
+                &(Mode::CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F as i32),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The layouts of cuBLAS-A (our B, K x N column-major), cuBLAS-B (our A, K x M) and C^T (N x M).
+pub(crate) fn layouts(shape: Shape, c: sys::cudaDataType) -> Result<[sys::cublasLtMatrixLayout_t; 3], CublasError> {
+    let (m, n, k) = (shape.m as u64, shape.n as u64, shape.k as u64);
+    let e4m3 = sys::cudaDataType::CUDA_R_8F_E4M3;
+    Ok([
+        lt::create_matrix_layout(e4m3, k, n, k.max(1) as i64)?,
+        lt::create_matrix_layout(e4m3, k, m, k.max(1) as i64)?,
+        lt::create_matrix_layout(c, n, m, n.max(1) as i64)?,
+    ])
+}
+
+/// Sets the scales' device addresses, cuBLAS-A's (our B's) and cuBLAS-B's (our A's): those of
+/// one call, or before the heuristic is asked any 16-byte aligned ones (it reads no data).
+///
+/// # Safety
+/// `desc` is a live descriptor of an FP8 plan; before a call, the addresses hold the scales its
+/// modes expect.
+pub(crate) unsafe fn point_at(desc: sys::cublasLtMatmulDesc_t, [a, b]: [u64; 2]) -> Result<(), CublasError> {
+    let (a, b) = (a as *const c_void, b as *const c_void);
+    // SAFETY: the attributes are pointers (const void*).
+    unsafe {
+        set(desc, Attr::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a)?;
+        set(desc, Attr::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b)
+    }
+}
+
+/// B's 128 x 128 block scales (`nb x kb` floats, (nb, kb) at `nb*kb_count + kb`, the harness's
+/// layout) in cuBLASLt's: each row of tiles padded with zeros to a multiple of 4 K-blocks.
+pub fn blocks_for_cublas(ours: &[f32], kb_count: usize) -> Vec<f32> {
+    let padded = kb_count.next_multiple_of(4);
+    let mut out = vec![0f32; ours.len() / kb_count.max(1) * padded];
+    for (row, tiles) in ours.chunks(kb_count.max(1)).enumerate() {
+        out[row * padded..row * padded + tiles.len()].copy_from_slice(tiles);
+    }
+    out
+}
+
+/// The device addresses of an FP8 problem's scales in cuBLASLt's layouts, with the padded copy of
+/// B's when it needs one.
+pub struct Fp8Scales {
+    cublas_a: u64,
+    cublas_b: u64,
+    _padded: Option<CudaSlice<u8>>,
+}
+
+impl Fp8Scales {
+    /// cuBLAS-A's and cuBLAS-B's scales.
+    pub(crate) fn addresses(&self) -> [u64; 2] {
+        [self.cublas_a, self.cublas_b]
+    }
+
+    pub(crate) fn of(gpu: &Gpu, p: &Prepared) -> Result<Fp8Scales> {
+        let Shape { m, n, k } = p.gemm.shape;
+        let (b, cublas_b) = (p.b.scales_ptr(gpu), p.a.scales_ptr(gpu));
+        if b == 0 || cublas_b == 0 {
+            return Err(Error::BadInput(format!("{}: the FP8 matrices carry no scales", p.precision)));
+        }
+        let block = p.precision.scaling() == Some(Scaling::Block);
+        if block && (m % 4 != 0 || n % 4 != 0) {
+            return Err(Error::BadInput(format!(
+                "cuBLASLt's block scales need M and N multiples of 4, not {}",
+                p.gemm.shape
+            )));
+        }
+        if !block || k.div_ceil(SCALE_BLOCK) % 4 == 0 {
+            return Ok(Fp8Scales { cublas_a: b, cublas_b, _padded: None });
+        }
+        let (nb, kb) = (n.div_ceil(SCALE_BLOCK), k.div_ceil(SCALE_BLOCK));
+        let mut raw = vec![0u8; 4 * nb * kb];
+        gpu.download(b, &mut raw)?;
+        let ours: Vec<f32> = raw.chunks_exact(4).map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]])).collect();
+        let bytes: Vec<u8> = blocks_for_cublas(&ours, kb).iter().flat_map(|s| s.to_le_bytes()).collect();
+        let padded = alloc(gpu, bytes.len())?;
+        let cublas_a = padded.device_ptr(&gpu.stream).0;
+        gpu.upload(&bytes, cublas_a)?;
+        Ok(Fp8Scales { cublas_a, cublas_b, _padded: Some(padded) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_scales_are_padded_to_four_k_blocks() {
+        // Two rows of tiles, three K-blocks each: one zero after each row.
+        let ours = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        assert_eq!(blocks_for_cublas(&ours, 3), [1.0, 2.0, 3.0, 0.0, 4.0, 5.0, 6.0, 0.0]);
+        // Four K-blocks: already cuBLASLt's layout.
+        let ours: Vec<f32> = (0..8).map(|x| x as f32).collect();
+        assert_eq!(blocks_for_cublas(&ours, 4), ours);
+        // Five: three zeros per row.
+        assert_eq!(blocks_for_cublas(&[1.0; 5], 5), [1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0]);
+    }
+}
