@@ -104,27 +104,4 @@ struct Prec<BF16_C16> : Prec<BF16> {
     static __device__ __forceinline__ out_t to_c(float x) { return f32_to_bf16(x); }
     static __device__ __forceinline__ float from_c(out_t x) { return bf16_to_f32(x); }
 };
-// FP8 (e4m3) inputs, stored as bytes; one wgmma multiplies 32 of K. `block`: fine-grained scales.
-template <>
-struct Prec<FP8> : Prec<BF16_C16> {
-    typedef unsigned char in_t;
-    static constexpr int code = FP8, mma_k = 32;
-    static constexpr bool block = false;
-};
-template <>
-struct Prec<FP8_C32> : Prec<FP32> {
-    typedef unsigned char in_t;
-    static constexpr int code = FP8_C32, mma_k = 32;
-    static constexpr bool block = false;
-};
-template <>
-struct Prec<FP8_BLOCK> : Prec<FP8> {
-    static constexpr int code = FP8_BLOCK;
-    static constexpr bool block = true;
-};
-template <>
-struct Prec<FP8_BLOCK_C32> : Prec<FP8_C32> {
-    static constexpr int code = FP8_BLOCK_C32;
-    static constexpr bool block = true;
-};
 // ANCHOR_END: traits

@@ -13,6 +13,35 @@
 // step 12's with the scales of A and B after C.
 #include "sgemm.cuh"
 #include "hopper.cuh"
+
+// ANCHOR: traits
+// The FP8 precisions of precision.cuh's table, here rather than there: their traits' constants
+// would be globals of every kernel that includes it. e4m3 inputs, stored as bytes; one wgmma
+// multiplies 32 of K; `block`: fine-grained scales.
+template <>
+struct Prec<FP8> : Prec<BF16_C16> {
+    typedef unsigned char in_t;
+    static constexpr int code = FP8, mma_k = 32;
+    static constexpr bool block = false;
+};
+template <>
+struct Prec<FP8_C32> : Prec<FP32> {
+    typedef unsigned char in_t;
+    static constexpr int code = FP8_C32, mma_k = 32;
+    static constexpr bool block = false;
+};
+template <>
+struct Prec<FP8_BLOCK> : Prec<FP8> {
+    static constexpr int code = FP8_BLOCK;
+    static constexpr bool block = true;
+};
+template <>
+struct Prec<FP8_BLOCK_C32> : Prec<FP8_C32> {
+    static constexpr int code = FP8_BLOCK_C32;
+    static constexpr bool block = true;
+};
+// ANCHOR_END: traits
+
 #include "warpgroups.cuh"  // step 10: the block, its warpgroups and their ring of buffers
 #include "schedule.cuh"    // step 11: the persistent schedule
 #include "epilogue.cuh"    // step 12: C through shared memory and the TMA

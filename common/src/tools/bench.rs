@@ -8,7 +8,7 @@ use crate::harness::matrix::DeviceMatrix;
 use crate::harness::precision::Precision;
 use crate::harness::runner::Runner;
 use crate::harness::step::Step;
-use crate::timing::lt::{CublasConfig, CublasLt, compare};
+use crate::timing::lt::{CublasConfig, CublasInputs, CublasLt, compare};
 use crate::timing::runs::{Timing, TimingPlan};
 use crate::verify::check::Prepared;
 use crate::verify::reference::Cublas;
@@ -196,9 +196,15 @@ fn bench_shapes(c: &mut Criterion, step: &Step) -> Result<Vec<Row>> {
             })
         });
         let cublas_name = if p == Precision::F32 { "cuBLAS".to_string() } else { format!("cuBLAS {p}") };
+        // FP8 has no cublasGemmEx: its baseline is cuBLASLt's FP8 with the same scales.
+        let lt_inputs =
+            (CublasConfig::baseline(p) == CublasConfig::Lt).then(|| CublasInputs::new(&gpu, &prepared)).transpose()?;
         group.bench_function(cublas_name, |bch| {
             bch.iter_custom(|iters| {
-                let t = event_time(&gpu, iters, || cublas.gemm(&gpu, p, &gemm, ca, cb, &mut out));
+                let t = event_time(&gpu, iters, || match &lt_inputs {
+                    Some(inputs) => inputs.lt(&gpu, &mut lt, &mut out, 0),
+                    None => cublas.gemm(&gpu, p, &gemm, ca, cb, &mut out),
+                });
                 record(t, iters, &cublas_ms, &mut failure)
             })
         });
