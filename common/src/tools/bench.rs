@@ -168,7 +168,6 @@ fn bench_shapes(c: &mut Criterion, step: &Step) -> Result<Vec<Row>> {
             )));
         }
         let (a, b) = (&prepared.a, &prepared.b);
-        let (ca, cb) = prepared.cublas_inputs();
         let mut out = prepared.fresh_c(&gpu, 0)?;
         // The FP32 baseline for the tensor-core precisions: the same inputs as FP32.
         let mut fp32 = if p == Precision::F32 {
@@ -195,10 +194,15 @@ fn bench_shapes(c: &mut Criterion, step: &Step) -> Result<Vec<Row>> {
                 record(t, iters, &kernel_ms, &mut failure)
             })
         });
-        let cublas_name = if p == Precision::F32 { "cuBLAS".to_string() } else { format!("cuBLAS {p}") };
+        let cublas_name = match p.cublas_gemm_ex() {
+            Precision::F32 => "cuBLAS".to_string(),
+            q if q == p => format!("cuBLAS {p}"),
+            // FP8: cublasGemmEx multiplies the same values in BF16.
+            q => format!("cuBLAS {q} for {p}"),
+        };
         group.bench_function(cublas_name, |bch| {
             bch.iter_custom(|iters| {
-                let t = event_time(&gpu, iters, || cublas.gemm(&gpu, p, &gemm, ca, cb, &mut out));
+                let t = event_time(&gpu, iters, || prepared.cublas_gemm(&gpu, &cublas, &mut out));
                 record(t, iters, &cublas_ms, &mut failure)
             })
         });
