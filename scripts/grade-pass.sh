@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Score cards on a GPU machine: every step's reference solution, every generated skeleton, the
-# deliberately broken kernels and the worked answers of labs/solutions (applied with `patch`), graded by the bundle's grader (`cargo xtask grade`) at its
+# deliberately broken kernels (`.cu`, or `.patch` against the step's kernel) and the worked answers
+# of labs/solutions (applied with `patch`), graded by the bundle's grader (`cargo xtask grade`) at its
 # default settings (30 s a case, a 120 s budget, speed at 4096^3). The cheats of labs/cheats/ have
 # their own test (the bundle's tests/grader-cheats), which prints a CHEAT line per kernel.
 #   scripts/grade-pass.sh BUNDLE SKELETONS OUT [refs] [skeletons] [broken] [solutions]
 # SKELETONS holds stepNN.cu files made by `cargo xtask handout NN`. ONLY (a regular expression)
-# narrows every part to the grades whose label matches (e.g. ONLY='step1[0-3]'). Each grade's card,
+# narrows every part to the grades whose label matches (e.g. ONLY='step1[0-4]'). Each grade's card,
 # Gradescope JSON and staff's record go to OUT; a table of the totals is printed last.
 set -u
 bundle=$(cd "$1" && pwd); skel=$2; out=$3; shift 3
@@ -47,6 +48,7 @@ if has refs; then
   done
   for p in fp16 bf16 fp16-c16 bf16-c16; do grade "reference-step12-$p" "step12-epilogue-$p" step12-epilogue/src/kernel.cu; done
   for p in tf32 3xtf32; do grade "reference-step13-$p" "step13-3xtf32-$p" step13-3xtf32/src/kernel.cu; done
+  for p in fp8 fp8-c32 fp8-block fp8-block-c32; do grade "reference-step14-$p" "step14-fp8-$p" step14-fp8/src/kernel.cu; done
 fi
 if has skeletons; then
   for f in "$skel"/step*.cu; do
@@ -56,6 +58,10 @@ fi
 if has broken; then
   for f in labs/broken/*/*.cu; do
     s=$(basename "$(dirname "$f")"); grade "broken-${s%%-*}-$(basename "$f" .cu)" "${s%%-*}" "$f"
+  done
+  for f in labs/broken/*/*.patch; do
+    s=$(basename "$(dirname "$f")"); b=$(basename "$f" .patch); cu=$out/broken-$s-$b.cu
+    patch -s -o "$cu" "$s/src/kernel.cu" "$f" && grade "broken-${s%%-*}-$b" "${s%%-*}" "$cu"
   done
 fi
 if has solutions; then

@@ -162,8 +162,11 @@ mod tests {
         let last = fp32.last().unwrap();
         assert!(last.name == "hidden case 1" && last.hidden);
         assert_eq!(fp32.iter().filter(|g| g.hidden).count(), 1);
-        let fp16 = all_cases(&step_like(common::Precision::F16), &[]);
-        assert!(!fp16.iter().any(|g| g.name.starts_with("probe")));
+        for lower in steps::variants("14").into_iter().chain([&step_like(common::Precision::F16)]) {
+            let all = all_cases(lower, &[]);
+            assert!(!all.iter().any(|g| g.name.starts_with("probe")), "{} is probed", lower.id());
+            assert_eq!(all.len(), cases().len(), "{}: every public case", lower.id());
+        }
         // Empty C launches nothing: reported, not scored.
         assert!(fp32.iter().any(|g| g.case.gemm.shape.is_empty() && !g.scored));
     }

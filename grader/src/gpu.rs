@@ -56,23 +56,23 @@ impl Case {
     }
 }
 
-/// The buffers of one run: A, B and C guarded, C poisoned.
+/// The buffers of one run: A and B guarded copies of the problem's (for FP8 its quantized bytes
+/// and their scales), C guarded and poisoned; and A's and B's bytes as the run got them.
 struct Buffers {
     a: DeviceMatrix,
     b: DeviceMatrix,
     c: DeviceMatrix,
+    inputs: [Vec<u8>; 2],
 }
 
 impl Buffers {
     fn new(gpu: &Gpu, p: &Prepared, seed: u64) -> common::Result<Buffers> {
-        let precision = p.precision;
-        let guard = |salt: u64, bytes: usize| guard_pages(seed ^ salt) * PAGE / bytes;
-        let (ein, eout) = (precision.input(), precision.output());
-        Ok(Buffers {
-            a: DeviceMatrix::guarded(gpu, &p.inputs.a, ein, guard(1, ein.bytes()))?,
-            b: DeviceMatrix::guarded(gpu, &p.inputs.b, ein, guard(2, ein.bytes()))?,
-            c: p.fresh_c(gpu, guard(3, eout.bytes()))?,
-        })
+        let guard = |salt: u64, m: &DeviceMatrix| guard_pages(seed ^ salt) * PAGE / m.elem.bytes();
+        let (a, b) = (p.a.guarded_copy(gpu, guard(1, &p.a))?, p.b.guarded_copy(gpu, guard(2, &p.b))?);
+        // Read back before the run: a kernel that writes the problem's own copies too is caught.
+        let inputs = [a.bytes(gpu)?, b.bytes(gpu)?];
+        let c = p.fresh_c(gpu, guard_pages(seed ^ 3) * PAGE / p.precision.output().bytes())?;
+        Ok(Buffers { a, b, c, inputs })
     }
 
     /// Why the run is wrong, if it is: its result, the guard zones, or its inputs.
@@ -88,12 +88,9 @@ impl Buffers {
                 ));
             }
         }
-        let input = p.precision.input();
-        let stored = |x: &[f32]| x.iter().map(|&v| input.store(v)).collect::<Vec<f64>>();
-        if self.a.download(gpu).map_err(e)? != stored(&p.inputs.a)
-            || self.b.download(gpu).map_err(e)? != stored(&p.inputs.b)
-        {
-            problems.push("modified its inputs A or B".to_string());
+        if self.a.bytes(gpu).map_err(e)? != self.inputs[0] || self.b.bytes(gpu).map_err(e)? != self.inputs[1] {
+            let scales = if p.precision.scaling().is_some() { " or their scales" } else { "" };
+            problems.push(format!("modified its inputs A or B{scales}"));
         }
         let checked = if probe {
             probe_verdict(&verified, kernel)
@@ -212,11 +209,11 @@ pub fn time_verified(
         t.upload_s += phase.elapsed().as_secs_f64();
         gate.close(gpu).map_err(e)?;
         start.record(&gpu.stream).map_err(|x| x.to_string())?;
-        // cuBLAS reads the inputs the reference was computed from (for TF32: rounded on the host).
-        let (ca, cb) = prepared.cublas_inputs();
+        // cuBLAS reads the inputs the reference was computed from (for TF32: rounded on the host;
+        // for FP8: the values the kernel multiplies, in BF16).
         let queued = match &mut what {
             Timed::Kernel(runner) => runner.run(gemm, &buffers.a, &buffers.b, &mut buffers.c),
-            Timed::Cublas => cublas.gemm(gpu, precision, gemm, ca, cb, &mut buffers.c),
+            Timed::Cublas => prepared.cublas_gemm(gpu, cublas, &mut buffers.c),
         };
         stop.record(&gpu.stream).map_err(|x| x.to_string())?;
         gate.open();

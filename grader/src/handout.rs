@@ -291,26 +291,24 @@ mod tests {
         assert_eq!(diff_into(Path::new("book/src/step12.md"), &from("step04")), None);
     }
 
-    /// A handout of step 4 from this tree: nothing of the staff's, no kernel of step 4 or later,
-    /// the README of the lab, the marker.
-    #[test]
-    fn a_handout_leaks_nothing() {
+    /// A handout of `key` made from this tree into a fresh folder, and its files (paths inside
+    /// it); `None` where there is no checkout this test binary was built from (a bundle).
+    fn made(key: &str) -> Option<(PathBuf, Vec<String>)> {
         let root = workspace_root();
         if !root.join(".git").exists() {
             eprintln!("skipped: no checkout at {} to make a handout from (a bundle)", root.display());
-            return;
+            return None;
         }
         // A checkout at the build path that is not this build's (a bundle run beside another
         // commit's tree) does not hold the files this binary was built with: nothing to test.
         let tracked = git_files(&root).unwrap_or_default();
-        let later = steps::find("13").unwrap().kernel.headers;
-        if !later.iter().all(|h| tracked.contains(&PathBuf::from(h.path))) {
+        let later = steps::ALL.iter().flat_map(|s| s.kernel.headers);
+        if !later.into_iter().all(|h| tracked.contains(&PathBuf::from(h.path))) {
             eprintln!("skipped: the checkout at {} is not the one this test was built from", root.display());
-            return;
+            return None;
         }
-        let out = std::env::temp_dir().join(format!("handout-test-{}", std::process::id()));
-        let step = steps::find("04").unwrap();
-        make(&root, step, &out).unwrap();
+        let out = std::env::temp_dir().join(format!("handout-test-{key}-{}", std::process::id()));
+        make(&root, steps::find(key).unwrap(), &out).unwrap();
         let mut files = Vec::new();
         let mut stack = vec![out.clone()];
         while let Some(dir) = stack.pop() {
@@ -318,8 +316,15 @@ mod tests {
                 if e.path().is_dir() { stack.push(e.path()) } else { files.push(e.path()) }
             }
         }
-        let rel: Vec<String> =
-            files.iter().map(|f| f.strip_prefix(&out).unwrap().to_string_lossy().into_owned()).collect();
+        let rel = files.iter().map(|f| f.strip_prefix(&out).unwrap().to_string_lossy().into_owned()).collect();
+        Some((out, rel))
+    }
+
+    /// A handout of step 4 from this tree: nothing of the staff's, no kernel of step 4 or later,
+    /// the README of the lab, the marker.
+    #[test]
+    fn a_handout_leaks_nothing() {
+        let Some((out, rel)) = made("04") else { return };
         for bad in
             ["labs/", "notes/", "scripts/", ".ci/", "steps/tests/fixtures/", "grader/tests/", "steps/tests/rehash"]
         {
@@ -354,9 +359,59 @@ mod tests {
             assert!(text.contains("this handout asks you to write") && !text.contains("@@"), "{text}");
         }
         // A later rung's kernel includes the headers of the rungs before it: they come along.
-        for h in steps::find("13").unwrap().kernel.headers {
+        for h in steps::ALL.iter().flat_map(|s| s.kernel.headers) {
             assert!(out.join(h.path).exists(), "{} is not in the handout", h.path);
         }
         std::fs::remove_dir_all(&out).unwrap();
+    }
+
+    /// Step 14's lab: its kernel a skeleton with the FP8 signature (the scales' addresses after
+    /// C), the headers of steps 10-12 it includes beside it and named in the README, the kernels
+    /// of the steps before it whole, and the book's diff into it hidden.
+    #[test]
+    fn the_fp8_handout_keeps_the_headers_its_kernel_includes() {
+        let Some((out, rel)) = made("14") else { return };
+        let read = |f: &str| std::fs::read_to_string(out.join(f)).unwrap();
+        let step = steps::find("14").unwrap();
+        let kernel = read("step14-fp8/src/kernel.cu");
+        assert!(
+            kernel.contains("TODO(step14-fp8)") && kernel.contains("const float* __restrict__ scale_b"),
+            "{kernel}"
+        );
+        assert!(!kernel.contains("promote(d, t, sa, sb)"), "step 14's solution is in the handout");
+        let readme = read("README.md");
+        assert!(readme.starts_with("# Lab: step14-fp8"), "{readme}");
+        assert!(step.kernel.headers.len() == 3, "step 14 includes the headers of steps 10, 11 and 12");
+        for h in step.kernel.headers {
+            assert!(out.join(h.path).exists(), "{} is not in the handout", h.path);
+            assert!(readme.contains(&format!("`\"{}\"`", h.name)), "the README does not name {}: {readme}", h.name);
+        }
+        assert_eq!(read("step12-epilogue/src/kernel.cu"), steps::find("12").unwrap().kernel.code);
+        for diff in rel.iter().filter(|r| r.starts_with("book/src/generated/diffs/step13-step14")) {
+            assert!(read(diff).contains("this handout asks you to write"), "{diff}");
+        }
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+
+    /// Every skeleton passes the grader's include policy and, where NVRTC is, compiles in the
+    /// variant of the speed case for its step's first target (step 14's in each FP8 precision):
+    /// a lab starts from a kernel the grader accepts.
+    #[test]
+    fn skeletons_pass_the_policy_and_compile() {
+        let nvrtc = common::harness::device::nvrtc_present();
+        if !nvrtc {
+            eprintln!("note: no NVRTC, so the skeletons' compiles are not checked");
+        }
+        for step in steps::ALL {
+            let code = skeleton(step, &step.kernel.code).unwrap();
+            crate::policy::check_includes(step, "kernel.cu", &code).unwrap();
+            if nvrtc {
+                let source = step.kernel.with_code(format!("{}/src/kernel.cu", step.name), code);
+                let defines = (step.launch)(&common::Shape::cube(4096)).defines;
+                let arch = common::tools::cli::default_targets(step)[0];
+                let compiled = common::harness::compile::compile(&source, &defines, arch);
+                compiled.unwrap_or_else(|e| panic!("the skeleton of {} on {arch}: {e}", step.id()));
+            }
+        }
     }
 }

@@ -330,8 +330,15 @@ pub fn speed_stage(
     let sub = submission["ms"].as_f64().unwrap_or(f64::INFINITY);
     let (r, c) = (reference["reference_ms"].as_f64().unwrap_or(0.0), reference["cublas_ms"].as_f64().unwrap_or(0.0));
     card.speed = Some(PERFORMANCE_POINTS * (r / sub / FULL_SPEED).min(1.0));
+    let p = args.step.precision;
+    // FP8: cublasGemmEx has none; it multiplies the same values in BF16.
+    let blas = if p.cublas_gemm_ex() == p {
+        "cuBLAS's".to_string()
+    } else {
+        format!("cuBLAS's in {} on the same values", p.cublas_gemm_ex())
+    };
     card.speed_note = format!(
-        "{sub:.3} ms at {shape}: {:.0}% of the reference solution's speed ({r:.3} ms), {:.1}% of cuBLAS's ({c:.3} ms)",
+        "{sub:.3} ms at {shape}: {:.0}% of the reference solution's speed ({r:.3} ms), {:.1}% of {blas} ({c:.3} ms)",
         100.0 * r / sub,
         100.0 * c / sub
     );

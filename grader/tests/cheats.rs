@@ -1,6 +1,6 @@
 //! The grader against hostile submissions: every kernel of `labs/cheats/` is graded as a step 4
 //! submission and must get no more than the score its header states (`// expect: ...`), the
-//! broken kernels of `labs/broken/` must be caught, and no card may hold a byte of a file the
+//! broken kernels of `labs/broken/<step>/` (step 14's an FP8 kernel) must be caught as that step's, and no card may hold a byte of a file the
 //! submission does not own, nor a hidden case's shape: each grading runs beside a hidden-cases
 //! file and with an environment that carry a fresh secret, which must appear nowhere in the card
 //! or the output, and the hidden case (257x129x65) must appear only in the staff's record.
@@ -90,7 +90,7 @@ fn expectations(source: &str, broken: bool) -> Result<Expect, String> {
 /// Puts the submission in place in the grading's folder (a file, a link, a FIFO, ...).
 type Make = Box<dyn Fn(&Path, &Path) -> std::io::Result<()> + Send>;
 
-fn grade(name: &OsStr, make: &Make, e: &Expect) -> Result<(), Failed> {
+fn grade(step: &str, name: &OsStr, make: &Make, e: &Expect) -> Result<(), Failed> {
     let label = name.to_string_lossy().into_owned();
     let work = std::env::temp_dir().join(format!("cheat-{}-{}", std::process::id(), names::slug(&label, &[])));
     let _ = std::fs::remove_dir_all(&work);
@@ -111,7 +111,7 @@ fn grade(name: &OsStr, make: &Make, e: &Expect) -> Result<(), Failed> {
     if !e.gpu {
         args.push("--no-gpu".into());
     }
-    args.extend(["--".into(), "04".into(), name.to_os_string()]);
+    args.extend(["--".into(), step.into(), name.to_os_string()]);
     let exe = std::env::current_exe().map_err(|x| x.to_string())?;
     let started = std::time::Instant::now();
     let out = Command::new(exe).args(&args).current_dir(&work).env("GRADER_TEST_SECRET", &secret).output();
@@ -287,6 +287,49 @@ fn no_gpu_stops_before_scoring() -> Result<(), Failed> {
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
 }
 
+/// The buffers a run gets are copies of the problem's on the device (FP8's quantized bytes cannot
+/// be uploaded from the FP32 inputs): a copy holds, guard zones included, the bytes an upload of
+/// the same values with the same guard would, and its own scales, equal to the original's.
+fn copies_are_guarded_like_uploads() -> Result<(), Failed> {
+    use common::harness::matrix::DeviceMatrix;
+    use common::harness::precision::{Elem, Precision};
+    use cudarc::driver::DevicePtr;
+    let e = |e: common::Error| e.to_string();
+    let gpu = device::Gpu::shared().map_err(e)?;
+    let whole = |m: &DeviceMatrix| -> Result<Vec<u8>, String> {
+        let mut bytes = vec![0u8; (m.len + 2 * m.guard) * m.elem.bytes()];
+        gpu.download(m.data.device_ptr(&gpu.stream).0, &mut bytes).map_err(e)?;
+        Ok(bytes)
+    };
+    let host = data::Inputs::new(&common::Gemm::new(common::Shape::new(33, 31, 7), 1.0, 0.0), 5).a;
+    for elem in [Elem::F32, Elem::F16, Elem::Bf16, Elem::F64] {
+        let copy = DeviceMatrix::guarded(&gpu, &host, elem, 0).and_then(|m| m.guarded_copy(&gpu, 1024)).map_err(e)?;
+        if whole(&copy)? != whole(&DeviceMatrix::guarded(&gpu, &host, elem, 1024).map_err(e)?)? {
+            return Err(format!("a guarded copy in {elem:?} differs from the guarded upload").into());
+        }
+    }
+    if gpu.cc < Precision::Fp8Block.min_cc() {
+        return Ok(());
+    }
+    let q = common::harness::quantize::quantize(
+        &gpu,
+        Precision::Fp8Block,
+        common::harness::quantize::Operand::A,
+        &host,
+        33,
+        7,
+    )
+    .map_err(e)?;
+    let copy = q.guarded_copy(&gpu, 4096).map_err(e)?;
+    if copy.guard_damage(&gpu).map_err(e)? != (0, 0) || copy.bytes(&gpu).map_err(e)? != q.bytes(&gpu).map_err(e)? {
+        return Err("an FP8 copy does not hold the original's bytes and scales inside intact guards".into());
+    }
+    if copy.scales_ptr(&gpu) == q.scales_ptr(&gpu) {
+        return Err("an FP8 copy shares the original's scales".into());
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     if let Some(code) = grader::dispatch() {
         return code;
@@ -308,7 +351,9 @@ fn main() -> ExitCode {
         let expect = expectations(source, broken);
         let needs_gpu = expect.as_ref().is_ok_and(|e| e.gpu);
         let make: Make = Box::new(move |path: &Path, _: &Path| std::fs::write(path, source));
-        let trial = Trial::test(format!("{folder}/{name}"), move || grade(OsStr::new(name), &make, &expect?))
+        // A broken kernel is its folder's step's; a cheat is step 4's.
+        let step = folder.strip_prefix("labs/broken/").unwrap_or("04");
+        let trial = Trial::test(format!("{folder}/{name}"), move || grade(step, OsStr::new(name), &make, &expect?))
             .with_kind(if needs_gpu { "gpu" } else { "nvrtc" })
             .with_ignored_flag(!nvrtc || (needs_gpu && gpu.is_err()));
         trials.push(trial);
@@ -316,7 +361,7 @@ fn main() -> ExitCode {
     for (name, make, expect) in fixtures(gpu.is_ok()) {
         let label = format!("fixture/{}", name.to_string_lossy());
         trials.push(
-            Trial::test(label, move || grade(&name, &make, &expect)).with_kind("nvrtc").with_ignored_flag(!nvrtc),
+            Trial::test(label, move || grade("04", &name, &make, &expect)).with_kind("nvrtc").with_ignored_flag(!nvrtc),
         );
     }
     // Where there is no driver at all: a GPU that is there but broken is another test's.
@@ -324,6 +369,11 @@ fn main() -> ExitCode {
         Trial::test("machine/no-gpu-stops-before-scoring", no_gpu_stops_before_scoring)
             .with_kind("nvrtc")
             .with_ignored_flag(!nvrtc || device::driver_present()),
+    );
+    trials.push(
+        Trial::test("buffers/copies-are-guarded-like-uploads", copies_are_guarded_like_uploads)
+            .with_kind("gpu")
+            .with_ignored_flag(gpu.is_err()),
     );
     let with_gpu = gpu.is_ok();
     trials.push(

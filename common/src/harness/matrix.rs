@@ -129,17 +129,47 @@ impl DeviceMatrix {
         Ok((bad(0)?, bad(after)?))
     }
 
-    /// Whether the matrix still holds exactly `host` as stored (a kernel must not write its
-    /// inputs), compared byte for byte.
-    pub fn holds(&self, gpu: &Gpu, host: &[f32]) -> Result<bool> {
+    /// A copy on the device with `guard` sentinel elements on each side: the bytes
+    /// [`DeviceMatrix::guarded`] makes of the values this matrix holds, and a copy of its scales
+    /// (a kernel that writes the copy's cannot reach the ones this matrix shares).
+    pub fn guarded_copy(&self, gpu: &Gpu, guard: usize) -> Result<Self> {
         let w = self.elem.bytes();
-        let mut expected = vec![0u8; host.len() * w];
-        self.elem.encode_into(host, &mut expected);
-        let mut bytes = vec![0u8; self.len * w];
-        if self.len > 0 {
-            gpu.download(self.ptr(gpu), &mut bytes)?;
+        let (zone, body) = (guard * w, self.len * w);
+        let mut data = alloc(gpu, 2 * zone + body)?;
+        if zone > 0 {
+            let at = data.device_ptr(&gpu.stream).0;
+            let pattern = |from: usize| (from..from + zone).map(guard_byte).collect::<Vec<u8>>();
+            gpu.upload(&pattern(0), at)?;
+            gpu.upload(&pattern(zone + body), at + (zone + body) as u64)?;
         }
-        Ok(bytes == expected)
+        if body > 0 {
+            let from = self.guard * w;
+            gpu.stream.memcpy_dtod(&self.data.slice(from..from + body), &mut data.slice_mut(zone..zone + body))?;
+        }
+        let scales = match &self.scales {
+            Some(s) => {
+                let mut copy = alloc(gpu, s.len())?;
+                gpu.stream.memcpy_dtod(s, &mut copy)?;
+                Some(copy)
+            }
+            None => None,
+        };
+        Ok(DeviceMatrix { data, len: self.len, guard, elem: self.elem, scales })
+    }
+
+    /// The matrix's bytes as stored (guard zones left out), then its scales' bytes: what a
+    /// kernel must leave as it found them.
+    pub fn bytes(&self, gpu: &Gpu) -> Result<Vec<u8>> {
+        let body = self.len * self.elem.bytes();
+        let scales = self.scales.as_ref().map_or(0, |s| s.len());
+        let mut bytes = vec![0u8; body + scales];
+        if body > 0 {
+            gpu.download(self.ptr(gpu), &mut bytes[..body])?;
+        }
+        if scales > 0 {
+            gpu.download(self.scales_ptr(gpu), &mut bytes[body..])?;
+        }
+        Ok(bytes)
     }
 
     /// The device address of an FP8 matrix's scales (0 for a matrix without).

@@ -158,6 +158,12 @@ impl Precision {
         }
     }
 
+    /// The precision cublasGemmEx computes this one's check and comparison in: itself, or for
+    /// FP8, which it lacks, BF16 (which holds the values an FP8 kernel multiplies exactly).
+    pub const fn cublas_gemm_ex(self) -> Precision {
+        if self.scaling().is_some() { Precision::Bf16 } else { self }
+    }
+
     /// Whether B is stored K-major (N x K, row-major) rather than K x N: FP8 alone, because FP8
     /// wgmma reads both operands K-major.
     pub const fn b_k_major(self) -> bool {

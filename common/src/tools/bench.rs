@@ -168,7 +168,6 @@ fn bench_shapes(c: &mut Criterion, step: &Step) -> Result<Vec<Row>> {
             )));
         }
         let (a, b) = (&prepared.a, &prepared.b);
-        let (ca, cb) = prepared.cublas_inputs();
         let mut out = prepared.fresh_c(&gpu, 0)?;
         // The FP32 baseline for the tensor-core precisions: the same inputs as FP32.
         let mut fp32 = if p == Precision::F32 {
@@ -195,7 +194,11 @@ fn bench_shapes(c: &mut Criterion, step: &Step) -> Result<Vec<Row>> {
                 record(t, iters, &kernel_ms, &mut failure)
             })
         });
-        let cublas_name = if p == Precision::F32 { "cuBLAS".to_string() } else { format!("cuBLAS {p}") };
+        let cublas_name = match p {
+            Precision::F32 => "cuBLAS".to_string(),
+            p if p.scaling().is_some() => format!("cuBLASLt {p}"),
+            p => format!("cuBLAS {p}"),
+        };
         // FP8 has no cublasGemmEx: its baseline is cuBLASLt's FP8 with the same scales.
         let lt_inputs =
             (CublasConfig::baseline(p) == CublasConfig::Lt).then(|| CublasInputs::new(&gpu, &prepared)).transpose()?;
@@ -203,7 +206,7 @@ fn bench_shapes(c: &mut Criterion, step: &Step) -> Result<Vec<Row>> {
             bch.iter_custom(|iters| {
                 let t = event_time(&gpu, iters, || match &lt_inputs {
                     Some(inputs) => inputs.lt(&gpu, &mut lt, &mut out, 0),
-                    None => cublas.gemm(&gpu, p, &gemm, ca, cb, &mut out),
+                    None => prepared.cublas_gemm(&gpu, &cublas, &mut out),
                 });
                 record(t, iters, &cublas_ms, &mut failure)
             })

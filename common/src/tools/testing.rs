@@ -49,7 +49,8 @@ pub const EDGE_CASES: &[(Shape, f32, f32)] = &[
 ];
 
 /// The precision probes ([`crate::verify::probe`]) a step in precision `p` must answer exactly:
-/// those that claim FP32 accuracy (FP32, 3xTF32, FP64). The lower precisions fail them by design.
+/// those that claim FP32 accuracy (FP32, 3xTF32, FP64). The lower precisions fail them by design
+/// (FP8 most of all: e4m3 holds 4 significant bits, the probes' values 12 or 22).
 pub fn probes_for(p: Precision) -> Vec<Probe> {
     if p.fp32_accurate() { crate::verify::probe::probes() } else { Vec::new() }
 }

@@ -126,7 +126,7 @@ impl Prepared {
             std::borrow::Cow::Borrowed(&inputs.c0)
         };
         let (arithmetic, c_elem) = match () {
-            _ if fp8 => (Precision::Bf16, Elem::F32),
+            _ if fp8 => (precision.cublas_gemm_ex(), Elem::F32),
             _ if narrow => (precision.arithmetic(), Elem::F32),
             _ => (precision, eout),
         };
@@ -158,6 +158,13 @@ impl Prepared {
     /// the values it multiplies in BF16.
     pub fn cublas_inputs(&self) -> (&DeviceMatrix, &DeviceMatrix) {
         self.rounded.as_ref().map_or((&self.a, &self.b), |(a, b)| (a, b))
+    }
+
+    /// cuBLAS's GEMM of the values the kernel multiplies into `c` (stored as the precision's
+    /// output), as a speed to compare with: for FP8 in BF16 (cublasGemmEx has no FP8).
+    pub fn cublas_gemm(&self, gpu: &Gpu, cublas: &Cublas, c: &mut DeviceMatrix) -> Result<()> {
+        let (a, b) = self.cublas_inputs();
+        cublas.gemm(gpu, self.precision.cublas_gemm_ex(), &self.gemm, a, b, c)
     }
 
     /// A fresh C for a run: C0 stored as the precision's output (NaN when beta == 0).
