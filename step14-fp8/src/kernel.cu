@@ -130,6 +130,8 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
         // Both operands K-major: A's and B's descriptors alike, a k-step 32 bytes further along the row.
         const unsigned long long a0 = descriptor(a_tile(0) + consumer * 64 * ROW, 16, 1024),
                                  b0 = descriptor(b_tile(0), 16, 1024);
+        // One scale per tensor: applied once, with alpha, and read once.
+        const float scale = P::block ? alpha : alpha * scale_a[0] * scale_b[0];
         unsigned it = 0;
         int chunks = 0;
         Work w;
@@ -140,33 +142,28 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
             const int row = w.at.x + consumer * 64, r = row + tid / 32 * 16 + tid % 32 / 4;
             const int r0 = min(r, M - 1), r1 = min(r + 8, M - 1);
             // The scales of K-tile kb: A's of rows r and r + 8, B's of the tile's blocks.
-            auto scales = [&](int kb, float (&sa)[2], float (&sb)[BN / 128]) {
+            float sa[2] = {1.0f, 1.0f}, sb[BN / 128] = {};
+            auto scales = [&](int kb) {
                 if constexpr (P::block) {
                     sa[0] = scale_a[(size_t)kb * M + r0], sa[1] = scale_a[(size_t)kb * M + r1];
 #pragma unroll
                     for (int j = 0; j < BN / 128; ++j) sb[j] = scale_b[(size_t)min(w.at.y / 128 + j, CEIL_DIV(N, 128) - 1) * KB + kb];
                 }
             };
-            // Loaded one K-tile ahead: a load's latency hides behind a whole K-tile's products.
-            float sa[2] = {1.0f, 1.0f}, sb[BN / 128] = {}, next_a[2], next_b[BN / 128];
-            scales(w.k_first(), sa, sb);
             for (int kt = w.k0, kb = w.k_first(); kt < w.k1; ++kt, ++it, kb += w.k_step()) {
                 const unsigned s = it % STAGES;
-                if (kt + 1 < w.k1) scales(kb + w.k_step(), next_a, next_b);
                 mbar_wait(smem_addr(&full[s]), (it / STAGES) % 2);
                 const unsigned long long a = a0 + s * (STAGE_BYTES / 16), b = b0 + s * (STAGE_BYTES / 16);
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < BK / P::mma_k; ++kk) wgmma_fp8<BN>(t, a + kk * 32 / 16, b + kk * 32 / 16, kk > 0);
                 wgmma_commit();
+                // The K-tile's scales, loaded while its products run: a load still in flight at the
+                // next wgmma fence would hold the warp there.
+                scales(kb);
                 wgmma_wait<0>();
                 release(s);
                 promote(d, t, sa, sb);
-                if constexpr (P::block) {
-                    sa[0] = next_a[0], sa[1] = next_a[1];
-#pragma unroll
-                    for (int j = 0; j < BN / 128; ++j) sb[j] = next_b[j];
-                }
             }
             const int slot = (cluster * CLUSTER + rank) * CONSUMERS + consumer, id = 1 + consumer;
             if (w.partial) {
@@ -174,8 +171,6 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 continue;
             }
             add_partials(slot, CLUSTER * CONSUMERS, w.peers, id, d);
-            // One scale per tensor: applied once, with alpha.
-            const float scale = P::block ? alpha : alpha * scale_a[0] * scale_b[0];
             store_chunks<P, BN>(&tmC, stage, loaded[consumer], id, chunks, row, w.at.y, d, scale, beta);
         }
         if (tid == 0) tma_store_drain();

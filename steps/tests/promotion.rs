@@ -1,8 +1,9 @@
 //! FP8's accumulation lesson: the tensor cores add FP8 products in a format narrower than FP32,
 //! and step 14 promotes their sums into FP32 every 128 of K. Its experiment without the promotion
-//! (`notes/experiments/step14-fp8/no-promotion.patch`) must fail the FP8 check at K = 16384 while
-//! the step passes, on signed data and on non-negative data (activations after a ReLU, whose
-//! partial sums grow with K). The `table` trial prints both kernels' errors over K (the figures of
+//! (`notes/experiments/step14-fp8/no-promotion.patch`) must fail the FP8 check at K = 16384 on
+//! non-negative data (activations after a ReLU, whose partial sums grow with K), while the step
+//! passes on it and on signed data. On signed data the experiment's error grows too, but stays
+//! near the bound: only a few elements cross it, not every run. The `table` trial prints both kernels' errors over K (the figures of
 //! `notes/step14.md`), and with `SGEMM_FP8_TABLE=FILE` writes them there as JSON. Without a Hopper
 //! GPU the trials are ignored.
 
@@ -122,6 +123,9 @@ fn main() -> std::process::ExitCode {
     let mut trials = Vec::new();
     for (name, non_negative) in DATA {
         for (kernel, promoted) in [("step-passes", true), ("no-promotion-fails", false)] {
+            if !promoted && !non_negative {
+                continue;
+            }
             trials.push(
                 Trial::test(format!("{kernel}/K={CLAIM_K}/{name}"), move || claim(promoted, non_negative))
                     .with_kind("gpu")
