@@ -276,20 +276,6 @@ __device__ __forceinline__ void wgmma_fp8(float (&d)[NREG], unsigned long long a
 }
 // ANCHOR_END: wgmma_fp8
 
-// ANCHOR: cp_async
-// A 4-byte copy from global into shared memory that no register waits for (Ampere's cp.async):
-// a load into a register still in flight at a wgmma fence would hold the warp there. commit
-// closes this thread's group of copies; wait<N> returns when at most N of its groups are pending.
-__device__ __forceinline__ void cp_async4(unsigned dst, const void* src) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-// ANCHOR_END: cp_async
-
 // ---------------------------------------------------------------- matrices
 // Four 8 x 8 matrices of 16-bit elements between shared memory and registers: lane l gives the
 // address of row l % 8 of matrix l / 8, and register i holds, as an mma.m16n8 fragment does, two

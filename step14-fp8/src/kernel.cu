@@ -52,8 +52,6 @@ static_assert(BK == 128 && BN % 128 == 0, "a K-tile is one block of scales; a ti
 static_assert(BN % (64 * CLUSTER) == 0, "the blocks of a cluster load equal shares of B's boxes");
 constexpr unsigned short MULTICAST = CLUSTER > 1 ? (1 << CLUSTER) - 1 : 0;
 typedef Schedule<BM, BN, CLUSTER, GROUP, false> Jobs;
-// Block scales are copied this many K-tiles ahead, into a ring of one more slot.
-constexpr int SCALE_AHEAD = 2, SCALE_SLOTS = SCALE_AHEAD + 1;
 // ANCHOR_END: config
 
 // ANCHOR: promote
@@ -78,9 +76,6 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
           const float* __restrict__ scale_a, const float* __restrict__ scale_b) {
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES], loaded[CONSUMERS][2];
-    // Block scales on their way to the promotion: per consumer warp and K-tile, its 16 rows' A
-    // scales and the tile's B scales.
-    __shared__ float ring[CONSUMERS][4][P::block ? SCALE_SLOTS : 1][16 + BN / 128];
     const unsigned smem = (smem_addr(smem_raw) + 1023) & ~1023u;
     auto a_tile = [&](int s) { return smem + s * STAGE_BYTES; };
     auto b_tile = [&](int s) { return smem + s * STAGE_BYTES + A_BYTES; };
@@ -143,23 +138,19 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
         for (int n = 0; jobs.wave(cluster, n, M, N, rank, w); ++n) {
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
-            // Block scales travel through shared memory, SCALE_AHEAD K-tiles ahead of their
-            // promotion: lanes 0-15 of a warp copy the A scales of its 16 rows, lane 16 on B's.
-            const int row = w.at.x + consumer * 64, warp = tid / 32, lane = tid % 32;
-            auto fetch = [&](int j) {
+            // The rows of A this thread holds, for their scales (clamped: rows past M are zeros).
+            const int row = w.at.x + consumer * 64, r = row + tid / 32 * 16 + tid % 32 / 4;
+            const int r0 = min(r, M - 1), r1 = min(r + 8, M - 1);
+            // The scales of K-tile kb: A's of rows r and r + 8, B's of the tile's blocks.
+            float sa[2] = {1.0f, 1.0f}, sb[BN / 128] = {};
+            auto scales = [&](int kb) {
                 if constexpr (P::block) {
-                    const int kb = w.k_first() + j * w.k_step();
-                    if (j < w.k1 - w.k0 && lane <= 16 + BN / 128 - 1) {
-                        const unsigned dst = smem_addr(&ring[consumer][warp][j % SCALE_SLOTS][lane]);
-                        if (lane < 16) cp_async4(dst, scale_a + (size_t)kb * M + min(row + warp * 16 + lane, M - 1));
-                        else cp_async4(dst, scale_b + (size_t)min(w.at.y / 128 + lane - 16, CEIL_DIV(N, 128) - 1) * KB + kb);
-                    }
-                    cp_async_commit();
+                    sa[0] = scale_a[(size_t)kb * M + r0], sa[1] = scale_a[(size_t)kb * M + r1];
+#pragma unroll
+                    for (int j = 0; j < BN / 128; ++j) sb[j] = scale_b[(size_t)min(w.at.y / 128 + j, CEIL_DIV(N, 128) - 1) * KB + kb];
                 }
             };
-            for (int j = 0; j < SCALE_AHEAD; ++j) fetch(j);
-            float sa[2] = {1.0f, 1.0f}, sb[BN / 128] = {};
-            for (int kt = w.k0; kt < w.k1; ++kt, ++it) {
+            for (int kt = w.k0, kb = w.k_first(); kt < w.k1; ++kt, ++it, kb += w.k_step()) {
                 const unsigned s = it % STAGES;
                 mbar_wait(smem_addr(&full[s]), (it / STAGES) % 2);
                 const unsigned long long a = a0 + s * (STAGE_BYTES / 16), b = b0 + s * (STAGE_BYTES / 16);
@@ -167,17 +158,9 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
 #pragma unroll
                 for (int kk = 0; kk < BK / P::mma_k; ++kk) wgmma_fp8<BN>(t, a + kk * 32 / 16, b + kk * 32 / 16, kk > 0);
                 wgmma_commit();
-                fetch(kt - w.k0 + SCALE_AHEAD);
-                if constexpr (P::block) {
-                    // This K-tile's copies are done (SCALE_AHEAD later groups may not be), and every
-                    // lane's visible to the warp.
-                    cp_async_wait<SCALE_AHEAD>();
-                    __syncwarp();
-                    const float* got = ring[consumer][warp][(kt - w.k0) % SCALE_SLOTS];
-                    sa[0] = got[lane / 4], sa[1] = got[lane / 4 + 8];
-#pragma unroll
-                    for (int j = 0; j < BN / 128; ++j) sb[j] = got[16 + j];
-                }
+                // The K-tile's scales, loaded while its products run: a load still in flight at the
+                // next wgmma fence would hold the warp there.
+                scales(kb);
                 wgmma_wait<0>();
                 release(s);
                 promote(d, t, sa, sb);
