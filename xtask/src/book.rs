@@ -1,6 +1,6 @@
 //! `cargo xtask book [--check]`: the book's tables and charts, made from the recorded results
 //! alone (`results/<gpu>.json`, `results/references/<gpu>.json`, `results/profiles/<gpu>/`,
-//! `results/partials/<gpu>.json`) into `book/src/generated/<gpu>/`, the same for the book's GPU
+//! `results/partials/<gpu>.json`, `results/fp8-promotion/<gpu>.json`) into `book/src/generated/<gpu>/`, the same for the book's GPU
 //! ([`BOOK_GPU`]) in `book/src/generated/book-gpu/`, which the chapters include, the named values
 //! the chapters' prose includes (`generated/values.md`, see `values.rs`), the diagrams, made from
 //! the steps' launch geometry (`generated/diagrams/`, see `svg/diagram`), and the diffs that make
@@ -16,6 +16,7 @@ mod figures;
 pub mod hardware;
 mod partials;
 mod profiles;
+mod promotion;
 mod readme;
 mod tables;
 mod values;
@@ -39,6 +40,7 @@ pub fn generate(
     references: &BTreeMap<String, References>,
     profiles: &BTreeMap<String, profiles::Profiles>,
     partials: &partials::Partials,
+    promotion: &promotion::Promotions,
 ) -> Result<BTreeMap<String, String>, String> {
     let book = all.iter().find(|r| r.slug == BOOK_GPU).ok_or_else(|| {
         format!(
@@ -64,8 +66,14 @@ pub fn generate(
             out.insert(format!("{slug}/{rel}"), body);
         }
     }
+    for (slug, p) in promotion {
+        if *slug == BOOK_GPU {
+            out.insert(format!("{BOOK_GPU_DIR}/fp8-promotion.md"), promotion::table(p));
+        }
+        out.insert(format!("{slug}/fp8-promotion.md"), promotion::table(p));
+    }
     out.insert("hardware.md".into(), hardware::table(all));
-    let sources = values::Sources { all, profiles, partials };
+    let sources = values::Sources { all, profiles, partials, promotion };
     out.insert(values::FILE.into(), values::file(book_src, &sources)?);
     Ok(out)
 }
@@ -112,8 +120,9 @@ pub fn run(check: bool) -> Result<(), String> {
     let references = crate::references::load_all(&root)?;
     let profiles = profiles::load_all(&root)?;
     let partials = partials::load_all(&root)?;
+    let promotion = promotion::load_all(&root)?;
     let generated = book_src.join("generated");
-    let files = generate(&book_src, &all, &references, &profiles, &partials)?;
+    let files = generate(&book_src, &all, &references, &profiles, &partials, &promotion)?;
     let mut problems = checks::stale_hashes(&all);
     problems.extend(checks::stale_reference_hashes(&references));
     problems.extend(profiles::stale(&profiles));

@@ -24,14 +24,16 @@ pub enum Part {
     NewHeader(&'static str),
 }
 
-/// The diffs the chapters show: (earlier rung, later rung, what is compared), crate names. Step
-/// 13's kernel adds whole functions beside step 12's; its diff is the kernel function alone.
+/// The diffs the chapters show: (earlier rung, later rung, what is compared), crate names. Steps
+/// 13 and 14 add whole functions beside step 12's kernel; their diffs are the kernel function
+/// alone (step 14 builds on step 12, as step 13 does).
 pub const DIFFS: &[(&str, &str, Part)] = &[
     ("step09-wgmma-tma", "step10-warp-specialized", Part::Kernel),
     ("step09-wgmma-tma", "step10-warp-specialized", Part::NewHeader("warpgroups.cuh")),
     ("step10-warp-specialized", "step11-cluster-persistent", Part::Kernel),
     ("step11-cluster-persistent", "step12-epilogue", Part::Kernel),
     ("step12-epilogue", "step13-3xtf32", Part::Region("kernel")),
+    ("step12-epilogue", "step14-fp8", Part::Region("kernel")),
 ];
 
 /// Unchanged lines shown around each change: enough to find the place in the kernel, few enough

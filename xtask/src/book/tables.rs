@@ -56,8 +56,8 @@ fn limits_next(template: &str, profile: Option<&Profile>) -> String {
     format!("{words}{figures}{after}")
 }
 
-/// The Hopper climb at 4096³ in FP16 (FP32 C): each rung from step 8, its rate, its gain on the
-/// rung before (only where both were measured in the same sweep: a ratio of two days' runs would
+/// The Hopper climb at 4096³ in FP16 (FP32 C), and step 14 in FP8 with the same C: each rung
+/// from step 8, its rate, its gain on the rung before (only where both were measured in the same sweep: a ratio of two days' runs would
 /// hold the GPU's drift between them), its share of the fastest cuBLAS configuration measured
 /// beside it, and what limits it next (with its profile's counters where the GPU has them).
 pub(super) fn climb(r: &Results, profiles: Option<&Profiles>) -> String {
@@ -66,7 +66,10 @@ pub(super) fn climb(r: &Results, profiles: Option<&Profiles>) -> String {
     );
     let mut prev: Option<&crate::results::Run> = None;
     let date = |x: &crate::results::Run| x.date.clone().unwrap_or_else(|| r.sweep.date.clone());
-    for step in steps::ALL.iter().filter(|s| s.precision == Precision::F16 && number(s.name) >= "08") {
+    let rungs = |s: &&common::Step| {
+        (s.precision == Precision::F16 && number(s.name) >= "08") || s.precision == Precision::Fp8C32
+    };
+    for step in steps::ALL.iter().filter(rungs) {
         let Some(x) = r.run(&step.id(), HEADLINE) else { continue };
         let gain = match prev {
             Some(p) if date(p) == date(x) => format!("{:.2}x", x.gflops / p.gflops),
@@ -76,7 +79,11 @@ pub(super) fn climb(r: &Results, profiles: Option<&Profiles>) -> String {
         let profile = profiles.and_then(|p| p.get(&step.id()));
         let next =
             LIMITS_NEXT.iter().find(|(n, _)| *n == step.name).map_or(String::new(), |(_, t)| limits_next(t, profile));
-        let _ = writeln!(s, "| {} | {} | {:.1} | {gain} | {fastest} | {next} |", step.name, step.idea, x.gflops / 1e3);
+        let rung = match step.precision {
+            Precision::F16 => step.name.to_string(),
+            p => format!("{} ({p})", step.name),
+        };
+        let _ = writeln!(s, "| {rung} | {} | {:.1} | {gain} | {fastest} | {next} |", step.idea, x.gflops / 1e3);
         prev = Some(x);
     }
     s

@@ -15,6 +15,7 @@
 //! | `ID_profile_KEY` | a counter of the step's profile (`profiles.rs` names the keys), in the profile table's units | `step09-wgmma-tma-fp16_profile_tensor-pipe`: `58.8%` |
 //! | `partials_RUN_SHAPES_METRIC` | a run of the partials sweep (`partials.rs`): RUN a registry id, or `ID-PART` for its partial rung PART | `partials_step11-cluster-persistent-fp16-no-multicast_4096_fastest` |
 //! | `partials_RUN_SHAPES_x_OTHER` | RUN's GFLOP/s over OTHER's, both runs of the partials sweep | `partials_step11-cluster-persistent-fp16_4096_x_step10-warp-specialized-fp16` |
+//! | `promotion_DATA_K_FIELD` | a row of FP8's promotion table (`promotion.rs`): DATA `signed` or `non-negative` | `promotion_non-negative_16384_plain`: `2.5e-1` |
 //! | `gpu_FIELD` | the GPU's record | `gpu_copy`: `4264 GB/s` |
 //!
 //! ID is a registry id (`step08-mma-ldmatrix-fp16`); SHAPES one shape (`4096` for 4096³,
@@ -24,6 +25,7 @@
 
 use super::partials::Partials;
 use super::profiles::Profiles;
+use super::promotion::Promotions;
 use crate::results::{HEADLINE, Results, Run};
 use common::timing::roofline::Floors;
 use common::{Gemm, Shape};
@@ -39,6 +41,7 @@ pub struct Sources<'a> {
     pub all: &'a [Results],
     pub profiles: &'a BTreeMap<String, Profiles>,
     pub partials: &'a Partials,
+    pub promotion: &'a Promotions,
 }
 
 /// The metrics of one run, and how each prints.
@@ -51,6 +54,7 @@ pub const METRICS: &[(&str, &str)] = &[
     ("cublas-tflops", "cuBLAS in the same precision, TFLOP/s: 51.3 TFLOP/s"),
     ("ms", "the median time: 0.282 ms"),
     ("error", "relative error against float64: 1.1e-6"),
+    ("mhz", "the SM clock while it ran, mean of the samples: 1830 MHz"),
 ];
 
 /// The fields of a GPU's record.
@@ -62,6 +66,7 @@ pub const GPU_FIELDS: &[(&str, &str)] = &[
     ("peak-fp32", "FP32 SIMT peak: lanes x 2 x clock, TFLOP/s"),
     ("peak-fp16", "dense FP16 tensor-core peak: the datasheet's FLOPs per SM and clock x SMs x clock, TFLOP/s"),
     ("peak-tf32", "dense TF32 tensor-core peak, half FP16's, TFLOP/s"),
+    ("peak-fp8", "dense FP8 tensor-core peak, twice FP16's, TFLOP/s"),
     ("dram", "DRAM bandwidth from the device's memory clock and bus width, GB/s"),
     ("copy", "a device-to-device copy, measured by the sweep (read + write), GB/s"),
     ("l2", "L2 cache, MiB"),
@@ -138,6 +143,10 @@ pub fn value(name: &str, sources: &Sources) -> Result<String, String> {
             let profile = profile.ok_or_else(|| format!("no profile of {id} in results/profiles/{slug}/"))?;
             profile.value(key)
         }
+        ["promotion", data, k, field] => {
+            let p = sources.promotion.get(slug).ok_or_else(|| format!("no results/fp8-promotion/{slug}.json"))?;
+            super::promotion::value(p, data, k, field)
+        }
         ["partials", rest @ ..] => {
             let p = sources.partials.get(slug).ok_or_else(|| format!("no results/partials/{slug}.json"))?;
             let of = |name: &str, shape| super::partials::run(p, name, shape);
@@ -162,7 +171,7 @@ pub fn value(name: &str, sources: &Sources) -> Result<String, String> {
             run_metric(r, &runs, metric)
         }
         _ => Err(
-            "not a value name: GPU_ID_SHAPES_METRIC, ID_SHAPES_x_OTHER, ID_profile_KEY, partials_RUN_SHAPES_METRIC or gpu_FIELD"
+            "not a value name: GPU_ID_SHAPES_METRIC, ID_SHAPES_x_OTHER, ID_profile_KEY, partials_RUN_SHAPES_METRIC, promotion_DATA_K_FIELD or gpu_FIELD"
                 .into(),
         ),
     }
@@ -219,6 +228,7 @@ fn run_metric(r: &Results, runs: &[&Run], metric: &str) -> Result<String, String
         "cublas-tflops" => range(&each(&|x| Some(x.cublas_gflops / 1e3))?, one(1), " TFLOP/s"),
         "ms" => range(&each(&|x| Some(x.time_ms))?, one(3), " ms"),
         "error" => range(&each(&|x| Some(x.rel_err_vs_cpu))?, |v| format!("{v:.1e}"), ""),
+        "mhz" => range(&each(&|x| x.clocks.as_ref().map(|c| c.mean_mhz))?, one(0), " MHz"),
         "sgemm" => range(&each(&|x| r.sgemm_run(x.shape()).map(|s| x.gflops / s.cublas_gflops))?, ratio, "x"),
         _ => {
             let names: Vec<&str> = METRICS.iter().map(|m| m.0).collect();
@@ -228,7 +238,7 @@ fn run_metric(r: &Results, runs: &[&Run], metric: &str) -> Result<String, String
 }
 
 /// A ratio as the book prints one: 1.35, 12.6, 138.
-fn ratio(v: f64) -> String {
+pub(super) fn ratio(v: f64) -> String {
     match v {
         v if v >= 100.0 => format!("{v:.0}"),
         v if v >= 10.0 => format!("{v:.1}"),
@@ -255,11 +265,16 @@ fn gpu_field(r: &Results, field: &str) -> Result<String, String> {
         "sms" => g.sms.to_string(),
         "clock" => format!("{:.2} GHz", g.sm_clock_khz as f64 / 1e6),
         "peak-fp32" => format!("{:.1} TFLOP/s", g.peak_fp32_gflops / 1e3),
-        "peak-fp16" | "peak-tf32" => {
+        "peak-fp16" | "peak-tf32" | "peak-fp8" => {
             let per = super::hardware::tensor_fp16_per_sm_clock(&g.name)
                 .ok_or_else(|| format!("no datasheet for {} (xtask/src/book/hardware.rs)", g.name))?;
             let fp16 = g.sms as f64 * per as f64 * g.sm_clock_khz as f64 / 1e9;
-            format!("{:.1} TFLOP/s", if field == "peak-fp16" { fp16 } else { fp16 / 2.0 })
+            let times = match field {
+                "peak-fp16" => 1.0,
+                "peak-tf32" => 0.5,
+                _ => 2.0,
+            };
+            format!("{:.1} TFLOP/s", fp16 * times)
         }
         "dram" => format!("{:.0} GB/s", g.peak_dram_gbs),
         "copy" => format!("{:.0} GB/s", g.measured_copy_gbs),
@@ -285,7 +300,8 @@ mod tests {
         profiles: &'a BTreeMap<String, Profiles>,
         partials: &'a Partials,
     ) -> Sources<'a> {
-        Sources { all, profiles, partials }
+        static NO_PROMOTION: Promotions = Promotions::new();
+        Sources { all, profiles, partials, promotion: &NO_PROMOTION }
     }
 
     #[test]
@@ -326,6 +342,7 @@ mod tests {
             ("step06-double-buffer_profile_time", "no profile"),
             ("gpu_colour", "no GPU field"),
             ("partials_step11-cluster-persistent-fp16_4096_tflops", "no results/partials/"),
+            ("promotion_signed_256_plain", "no results/fp8-promotion/"),
             ("pct", "not a value name"),
         ] {
             let e = value(name, &s).unwrap_err();

@@ -13,6 +13,7 @@ mod fragments;
 mod multicast;
 mod phases;
 mod pipeline;
+mod promotion;
 mod schedule;
 mod split;
 mod staging;
@@ -66,6 +67,8 @@ enum Drawn {
     Staging,
     /// 3xTF32's split of a value into two TF32 numbers.
     Split,
+    /// FP8's narrow sums promoted into FP32 every K-tile, two consumers taking turns.
+    Promotion,
 }
 
 /// Every diagram: the registry entry it is drawn for (a registry id, or a step's name for its
@@ -96,6 +99,7 @@ const DIAGRAMS: &[(&str, Drawn, &str)] = &[
     ("step11-cluster-persistent", Drawn::Schedule, "schedule"),
     ("step12-epilogue", Drawn::Staging, "staging"),
     ("step13-3xtf32", Drawn::Split, "split"),
+    ("step14-fp8", Drawn::Promotion, "promotion"),
 ];
 
 /// The 128-byte XOR swizzle of 16-byte chunks, as the PTX ISA defines it: the layout step 8
@@ -142,6 +146,12 @@ fn draw(step: &'static common::Step, what: Drawn, book: &Results) -> Result<Docu
         Drawn::Split => {
             let x3 = steps::variants(step.name).into_iter().find(|s| s.precision == common::Precision::Tf32x3);
             split::split_diagram(x3.ok_or_else(none)?)?
+        }
+        Drawn::Promotion => {
+            let name = &book.sweep.gpu.name;
+            let fp16 = crate::book::hardware::tensor_fp16_per_sm_clock(name)
+                .ok_or_else(|| format!("no datasheet for {name} (xtask/src/book/hardware.rs)"))?;
+            promotion::promotion(&g, 2 * fp16 as usize)?
         }
     })
 }
@@ -231,6 +241,9 @@ mod tests {
             ("step11-cluster-persistent-schedule", "shared out along K"),
             ("step12-epilogue-staging", "8 chunks of 64 rows x 32"),
             ("step13-3xtf32-split", "big = x &amp; 0xffffe000"),
+            ("step14-fp8-promotion", "4 wgmma m64n128k32"),
+            ("step14-fp8-promotion", "64 x 128 x 128 x 2 FLOPs at 8192"),
+            ("step14-fp8-promotion", "256 cycles; green, its promotion: 64 FMAs"),
         ] {
             let d = &all[&format!("diagrams/{file}.svg")];
             assert!(d.contains(says), "{file}: no {says:?}");

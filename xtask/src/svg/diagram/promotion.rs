@@ -1,0 +1,99 @@
+//! Step 14: the tensor cores' narrow sum of each K-tile, promoted into FP32, and the two
+//! consumers of a block taking turns on the tensor pipe.
+
+use super::draw::*;
+use crate::svg::geometry::Geometry;
+use svg::Document;
+
+/// The K of one FP8 `wgmma`: the `mma_k` of the kernel's FP8 traits.
+fn mma_k(g: &Geometry) -> Result<usize, String> {
+    let code = &g.step.kernel.code;
+    let at = code.split_once("mma_k = ").ok_or_else(|| format!("{}: no mma_k in the kernel", g.step.id()))?.1;
+    at.chars().take_while(char::is_ascii_digit).collect::<String>().parse().map_err(|e| format!("mma_k: {e}"))
+}
+
+/// One consumer's K-tile (BK of K: BK / mma_k `wgmma` of 64 x BN into fresh registers t, which
+/// the tensor cores sum in about 14 bits), then `promote`: d += t * scale in FP32. Below, in
+/// cycles at the FP8 peak: a consumer's products of one K-tile take 64 x BN x BK x 2 FLOPs at
+/// `per_clock` FLOPs a cycle per SM (the book GPU's datasheet), its promotion one FMA per accumulator register a thread (BN / 2),
+/// one warp instruction a cycle on each of the four schedulers: each consumer promotes while the
+/// other's products run.
+pub(super) fn promotion(g: &Geometry, per_clock: usize) -> Result<Document, String> {
+    let [bk, bn] = g.defines(["BK", "BN"])?;
+    let k = mma_k(g)?;
+    let wgmmas = bk / k;
+    let (left, label_w, w) = (14.0, 112.0, 540.0);
+    let mut doc = heading(
+        document(540, 540),
+        &[
+            &format!("{}: each K-tile's sum promoted into FP32", g.step.name),
+            &format!("a K-tile is {bk} of K: {wgmmas} wgmma m64n{bn}k{k} into fresh"),
+            "registers t, summed by the tensor cores in about 14",
+            "bits; then d += t * scale in FP32",
+        ],
+    );
+    // One K-tile: the wgmma into t, and the promotion into d.
+    let (y, bw, bh) = (134.0, 70.0, 44.0);
+    for i in 0..wgmmas {
+        let x0 = left + i as f64 * (bw + 6.0);
+        doc = doc.add(rect(x0, y, bw, bh, WARP[0])).add(
+            text(x0 + bw / 2.0, y + 28.0, format!("k {}-{}", i * k, (i + 1) * k - 1))
+                .set("font-size", SMALL)
+                .set("text-anchor", "middle")
+                .set("fill", "white"),
+        );
+    }
+    let t_x = left + wgmmas as f64 * (bw + 6.0) + 14.0;
+    doc = doc
+        .add(text(t_x, y + 18.0, "→ t (narrow)").set("font-size", SMALL))
+        .add(text(t_x, y + 40.0, "→ d += t * scale").set("font-size", SMALL))
+        .add(
+            text(left, y + bh + 26.0, "scale: sa (A's row, 128 of K) x sb (B's 128 x 128 block),")
+                .set("font-size", SMALL),
+        )
+        .add(text(left, y + bh + 46.0, "or 1 with per-tensor scales (they go into alpha)").set("font-size", SMALL));
+    // The timeline: two consumers, and the tensor pipe they share.
+    let (wgmma_cycles, promote_cycles) = (64 * bn * bk * 2 / per_clock, bn / 2);
+    let tiles = 4;
+    let span = (tiles * wgmma_cycles + promote_cycles) as f64;
+    let unit = (w - left - label_w - 10.0) / span;
+    let x = |c: usize| left + label_w + unit * c as f64;
+    let top = y + bh + 96.0;
+    let row_h = 46.0;
+    doc = doc.add(text(left, top - 16.0, "in time, at the FP8 peak (cycles)").set("font-weight", "bold"));
+    let rows = ["consumer 1", "consumer 2", "tensor pipe"];
+    for (r, name) in rows.iter().enumerate() {
+        doc = doc.add(text(left, top + r as f64 * row_h + 26.0, *name).set("font-size", SMALL));
+    }
+    for t in 0..tiles {
+        let (c, start) = (t % 2, t * wgmma_cycles);
+        let (ry, pipe_y) = (top + c as f64 * row_h, top + 2.0 * row_h);
+        let width = unit * wgmma_cycles as f64 - 2.0;
+        doc = doc
+            .add(rect(x(start), ry + 6.0, width, row_h - 12.0, WARP[c]))
+            .add(
+                text(x(start) + width / 2.0, ry + 28.0, format!("{wgmmas} wgmma"))
+                    .set("font-size", SMALL)
+                    .set("text-anchor", "middle")
+                    .set("fill", "white"),
+            )
+            .add(rect(x(start), pipe_y + 6.0, width, row_h - 12.0, WARP[c]))
+            .add(rect(x(start + wgmma_cycles), ry + 6.0, unit * promote_cycles as f64, row_h - 12.0, WARP[4]));
+    }
+    let axis_y = top + 3.0 * row_h + 20.0;
+    for c in (0..=tiles).map(|t| t * wgmma_cycles) {
+        doc = doc
+            .add(line(x(c), top, x(c), axis_y - 14.0, "#bbbbbb").set("stroke-dasharray", "3 3"))
+            .add(text(x(c), axis_y, c.to_string()).set("font-size", SMALL).set("text-anchor", "middle"));
+    }
+    let notes_y = axis_y + 38.0;
+    let notes = [
+        format!("a consumer's K-tile: 64 x {bn} x {bk} x 2 FLOPs at {per_clock}"),
+        format!("a cycle: {wgmma_cycles} cycles; green, its promotion: {promote_cycles} FMAs a"),
+        "thread, while the other consumer's products run".to_string(),
+    ];
+    for (i, n) in notes.iter().enumerate() {
+        doc = doc.add(text(left, notes_y + 22.0 * i as f64, n.as_str()).set("font-size", SMALL));
+    }
+    Ok(doc)
+}
