@@ -302,8 +302,9 @@ mod tests {
         // A checkout at the build path that is not this build's (a bundle run beside another
         // commit's tree) does not hold the files this binary was built with: nothing to test.
         let tracked = git_files(&root).unwrap_or_default();
-        let later = steps::ALL.iter().flat_map(|s| s.kernel.headers);
-        if !later.into_iter().all(|h| tracked.contains(&PathBuf::from(h.path))) {
+        let headers = steps::ALL.iter().flat_map(|s| s.kernel.headers).map(|h| h.path);
+        let mut files = steps::ALL.iter().map(|s| s.kernel.name.as_ref()).chain(headers);
+        if !files.all(|f| tracked.contains(&PathBuf::from(f))) {
             eprintln!("skipped: the checkout at {} is not the one this test was built from", root.display());
             return None;
         }

@@ -123,7 +123,7 @@ pub fn run(check: bool) -> Result<(), String> {
     let promotion = promotion::load_all(&root)?;
     let generated = book_src.join("generated");
     let files = generate(&book_src, &all, &references, &profiles, &partials, &promotion)?;
-    let mut problems = checks::stale_hashes(&all);
+    let mut problems = checks::stale_hashes(&all, BOOK_GPU);
     problems.extend(checks::stale_reference_hashes(&references));
     problems.extend(profiles::stale(&profiles));
     problems.extend(partials::stale(&partials));
