@@ -80,7 +80,7 @@ pub fn table(p: &Promotion) -> String {
             r.promoted_sigmas,
             r.plain,
             r.plain_sigmas,
-            super::values::ratio(r.plain / r.promoted) + "x",
+            times(r.plain / r.promoted),
             r.vs_fp32_inputs
         );
     }
@@ -98,12 +98,28 @@ pub fn value(p: &Promotion, data: &str, k: &str, field: &str) -> Result<String, 
         "promoted-sigmas" => format!("{:.2}", row.promoted_sigmas),
         "plain-sigmas" => format!("{:.2}", row.plain_sigmas),
         "fp32" => format!("{:.1e}", row.vs_fp32_inputs),
-        "x" => super::values::ratio(row.plain / row.promoted) + "x",
+        "x" => times(row.plain / row.promoted),
         _ => {
             let names: Vec<&str> = FIELDS.iter().map(|f| f.0).collect();
             return Err(format!("no field `{field}` of the promotion table (one of {})", names.join(", ")));
         }
     })
+}
+
+/// A ratio as the book prints ratios (three significant figures at most, `x` after it), here
+/// rather than taken from `values`, which reads this module.
+fn times(v: f64) -> String {
+    format!(
+        "{:.*}x",
+        if v >= 100.0 {
+            0
+        } else if v >= 10.0 {
+            1
+        } else {
+            2
+        },
+        v
+    )
 }
 
 #[cfg(test)]

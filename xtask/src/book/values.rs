@@ -238,7 +238,7 @@ fn run_metric(r: &Results, runs: &[&Run], metric: &str) -> Result<String, String
 }
 
 /// A ratio as the book prints one: 1.35, 12.6, 138.
-pub(super) fn ratio(v: f64) -> String {
+fn ratio(v: f64) -> String {
     match v {
         v if v >= 100.0 => format!("{v:.0}"),
         v if v >= 10.0 => format!("{v:.1}"),
