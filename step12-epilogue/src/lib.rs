@@ -28,8 +28,8 @@ pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
 
 // ANCHOR: host
 /// One GEMM: the tensor maps of A, B and C, a persistent cluster launch, and C copied back when
-/// its rows needed padding for the TMA.
-fn run(call: &mut HostCall<'_>) -> Result<()> {
+/// its rows needed padding for the TMA (step 14's too).
+pub fn run(call: &mut HostCall<'_>) -> Result<()> {
     let (bm, bk) = (call.launch.value("BM").unwrap_or(0) as usize, HopperTiles::bk(call.precision));
     let (a, b) = (hopper_host::a_map(call, bm, bk)?, hopper_host::b_map(call, bk)?);
     hopper_host::launch_through_c(call, &a, &b)

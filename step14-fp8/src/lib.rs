@@ -3,7 +3,7 @@
 //! ones (a scale per row of A per 128 of K, one per 128 x 128 block of B). C in BF16 or FP32;
 //! sm_90a only.
 
-use common::harness::hopper_host::{self, CHUNK_BYTES, HopperTiles};
+use common::harness::hopper_host::{CHUNK_BYTES, HopperTiles};
 use common::{Launch, Precision, Shape};
 
 // ANCHOR: tiles
@@ -25,7 +25,7 @@ pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
 
 common::precision_steps! {
     idea: "FP8 inputs (B K-major) with scales, the tensor cores' narrow sums promoted into FP32 every 128 of K",
-    hopper: hopper_host::run_scaled,
+    hopper: step12_epilogue::run,
     headers: &[step10_warp_specialized::WARPGROUPS, step11_cluster_persistent::SCHEDULE, step12_epilogue::EPILOGUE],
     precisions: { FP8 = Fp8, FP8_C32 = Fp8C32, FP8_BLOCK = Fp8Block, FP8_BLOCK_C32 = Fp8BlockC32 },
 }

@@ -301,6 +301,26 @@ pub fn compile(source: &KernelSource, defines: &[(&str, i64)], arch: &str) -> Re
     compile_bytes(source, source.code.as_bytes(), defines, arch)
 }
 
+/// A kernel file of the harness itself (the timing gate, the FP8 quantization) compiled for `gpu`
+/// and loaded, once per process, GPU and file.
+pub fn helper_module(
+    gpu: &crate::harness::device::Gpu,
+    name: &'static str,
+    code: &'static str,
+) -> Result<Arc<cudarc::driver::CudaModule>> {
+    type Loaded = Vec<(usize, &'static str, Arc<cudarc::driver::CudaModule>)>;
+    static MODULES: OnceLock<Mutex<Loaded>> = OnceLock::new();
+    let mut all = MODULES.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, _, m)) = all.iter().find(|(ordinal, n, _)| *ordinal == gpu.ordinal && *n == name) {
+        return Ok(m.clone());
+    }
+    let source = KernelSource { name: name.into(), code: code.into(), headers: &[] };
+    let compiled = compile(&source, &[], &gpu.arch())?;
+    let module = gpu.ctx.load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin.clone()))?;
+    all.push((gpu.ordinal, name, module.clone()));
+    Ok(module)
+}
+
 /// [`compile`] of `code`, the bytes NVRTC reads, which need not be UTF-8 (a lab submission with
 /// a Latin-1 comment); `source` names them and is what later compiles of the same kernel ask for
 /// (its text stands for the bytes: a lossy reading of them).

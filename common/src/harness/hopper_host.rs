@@ -166,20 +166,6 @@ pub fn launch_through_c(call: &mut HostCall<'_>, a: &TensorMap, b: &TensorMap) -
     copy_back(call, padded)
 }
 
-/// One GEMM of step 14 (FP8): step 12's launch, with the addresses of A's and B's scales after C.
-pub fn run_scaled(call: &mut HostCall<'_>) -> Result<()> {
-    let (bm, bk) = (call.launch.value("BM").unwrap_or(0) as usize, HopperTiles::bk(call.precision));
-    let (a, b) = (a_map(call, bm, bk)?, b_map(call, bk)?);
-    let (c, padded) = c_map(call)?;
-    let grid = persistent_grid(call)?;
-    let scales = [call.a.scales_ptr(call.gpu), call.b.scales_ptr(call.gpu)];
-    if scales.contains(&0) {
-        return Err(crate::Error::BadInput(format!("{} needs A and B quantized with their scales", call.precision)));
-    }
-    launch_with_scales(call, (&a, &b), Some(&c), grid, Some(scales))?;
-    copy_back(call, padded)
-}
-
 /// Copies the kernel's result from the padded copy [`c_map`] made, if it made one, into C.
 pub fn copy_back(call: &HostCall<'_>, padded: Option<(u64, usize)>) -> Result<()> {
     let Some((at, pitch)) = padded else { return Ok(()) };
@@ -222,31 +208,28 @@ pub fn run_persistent(call: &mut HostCall<'_>) -> Result<()> {
 // ANCHOR_END: run
 
 /// Launches the step's `sgemm(M, N, K, alpha, A's map, B's map, beta, C)` on `grid` in clusters of
-/// the launch's CLUSTER blocks along x; with `c_map`, C's tensor map takes C's place (steps 12, 13).
+/// the launch's CLUSTER blocks along x; with `c_map`, C's tensor map takes C's place (steps 12-14).
+/// An FP8 precision's kernel (step 14) takes the addresses of A's and B's scales after C.
 pub fn launch_sgemm(
     call: &HostCall<'_>,
     maps: (&TensorMap, &TensorMap),
     c_map: Option<&TensorMap>,
     grid: (u32, u32, u32),
 ) -> Result<()> {
-    launch_with_scales(call, maps, c_map, grid, None)
-}
-
-/// [`launch_sgemm`], with `scales` (the device addresses of A's and B's) as two more arguments.
-fn launch_with_scales(
-    call: &HostCall<'_>,
-    maps: (&TensorMap, &TensorMap),
-    c_map: Option<&TensorMap>,
-    grid: (u32, u32, u32),
-    scales: Option<[u64; 2]>,
-) -> Result<()> {
     let Shape { m, n, k } = call.gemm.shape;
     let (mi, ni, ki) = (m as i32, n as i32, k as i32);
     let (alpha, beta, c) = (call.gemm.alpha, call.gemm.beta, call.c.ptr(call.gpu));
     let c = c_map.map_or(arg(&c), arg);
     let mut args = vec![arg(&mi), arg(&ni), arg(&ki), arg(&alpha), arg(maps.0), arg(maps.1), arg(&beta), c];
-    if let Some(s) = &scales {
-        args.extend([arg(&s[0]), arg(&s[1])]);
+    let scales = [call.a.scales_ptr(call.gpu), call.b.scales_ptr(call.gpu)];
+    if call.precision.scaling().is_some() {
+        if scales.contains(&0) {
+            return Err(crate::Error::BadInput(format!(
+                "{} needs A and B quantized with their scales",
+                call.precision
+            )));
+        }
+        args.extend([arg(&scales[0]), arg(&scales[1])]);
     }
     let (f, launch) = (&call.loaded.function, call.launch);
     let cluster = launch.value("CLUSTER").unwrap_or(1) as u32;

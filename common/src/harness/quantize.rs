@@ -8,13 +8,12 @@
 //!
 //! B is stored K-major (N x K), the layout FP8 wgmma reads and a linear layer's weight has.
 
-use crate::harness::compile::{KernelSource, compile};
+use crate::harness::compile::helper_module;
 use crate::harness::device::{Gpu, sync};
 use crate::harness::matrix::{DeviceMatrix, alloc};
 use crate::harness::precision::{Elem, Precision, SCALE_BLOCK, Scaling, e4m3_to_f32};
 use crate::{Error, Result};
 use cudarc::driver::{CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
-use std::sync::Arc;
 
 /// Which operand of the product: A is M x K, B is K x N (stored N x K).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,7 +146,7 @@ pub fn dequantize(
     Ok(out)
 }
 
-/// The quantization kernels, compiled once per process and GPU.
+/// The quantization kernels of `gpu` (their module compiled once per process and GPU).
 struct Kernels {
     amax: CudaFunction,
     tensor: CudaFunction,
@@ -156,29 +155,14 @@ struct Kernels {
 }
 
 impl Kernels {
-    fn of(gpu: &Gpu) -> Result<Arc<Kernels>> {
-        use std::sync::{Mutex, OnceLock};
-        type ByGpu = Vec<(usize, Arc<Kernels>)>;
-        static KERNELS: OnceLock<Mutex<ByGpu>> = OnceLock::new();
-        let mut all = KERNELS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, k)) = all.iter().find(|(ordinal, _)| *ordinal == gpu.ordinal) {
-            return Ok(k.clone());
-        }
-        let source = KernelSource {
-            name: "common/src/harness/quantize.cu".into(),
-            code: include_str!("quantize.cu").into(),
-            headers: &[],
-        };
-        let compiled = compile(&source, &[], &gpu.arch())?;
-        let module = gpu.ctx.load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin.clone()))?;
-        let kernels = Arc::new(Kernels {
+    fn of(gpu: &Gpu) -> Result<Kernels> {
+        let module = helper_module(gpu, "common/src/harness/quantize.cu", include_str!("quantize.cu"))?;
+        Ok(Kernels {
             amax: module.load_function("amax_tensor")?,
             tensor: module.load_function("quantize_tensor")?,
             rows: module.load_function("quantize_rows")?,
             blocks: module.load_function("quantize_blocks")?,
-        });
-        all.push((gpu.ordinal, kernels.clone()));
-        Ok(kernels)
+        })
     }
 }
 

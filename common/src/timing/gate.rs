@@ -5,7 +5,7 @@
 //! the host code of the call: tens of microseconds for a launch with tensor maps, which a
 //! 200 µs GEMM would feel as 10%.
 
-use crate::harness::compile::{KernelSource, compile};
+use crate::harness::compile::helper_module;
 use crate::harness::device::Gpu;
 use crate::{Error, Result};
 use cudarc::driver::sys;
@@ -43,13 +43,7 @@ pub fn of(gpu: &Gpu) -> Result<&'static Gate> {
 impl Gate {
     /// Compiles the gate for `gpu` and allocates its flag.
     pub fn new(gpu: &Gpu) -> Result<Gate> {
-        let source = KernelSource {
-            name: "common/src/timing/gate.cu".into(),
-            code: include_str!("gate.cu").into(),
-            headers: &[],
-        };
-        let compiled = compile(&source, &[], &gpu.arch())?;
-        let module = gpu.ctx.load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin.clone()))?;
+        let module = helper_module(gpu, "common/src/timing/gate.cu", include_str!("gate.cu"))?;
         let function = module.load_function("gate")?;
         gpu.ctx.bind_to_thread()?;
         let mut host: *mut c_void = std::ptr::null_mut();
