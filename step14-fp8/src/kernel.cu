@@ -4,9 +4,10 @@
 // - B is K-major (N x K, as a linear layer stores its weight): FP8 wgmma transposes neither
 //   operand, so B's tiles come in as A's do, rows of N with K along the 128-byte swizzled row.
 // - The tensor cores add FP8 products in a format narrower than FP32 (about 14 bits). Each
-//   consumer lets them sum one K-tile (128 of K, four wgmma) into fresh registers t, and then
-//   promotes: d += t * scale, in FP32. The scales enter there: one per row of A and 128 of K times
-//   one per 128 x 128 block of B (FP8_BLOCK), or 1, the tensors' two scales going into alpha.
+//   consumer lets them sum one K-tile (128 of K, four wgmma) into fresh registers, and then
+//   promotes: d += t * scale, in FP32, while the tensor cores sum the next K-tile into a second
+//   set. The scales enter there: one per row of A and 128 of K times one per 128 x 128 block of B
+//   (FP8_BLOCK), brought in with the K-tile's tiles; or 1, the tensors' two scales going into alpha.
 //
 // Everything else is step 12's: the warp-specialized block, the persistent schedule in clusters,
 // C through shared memory and the TMA (BF16, or FP32 for the _C32 precisions). The signature is
@@ -52,18 +53,26 @@ static_assert(BK == 128 && BN % 128 == 0, "a K-tile is one block of scales; a ti
 static_assert(BN % (64 * CLUSTER) == 0, "the blocks of a cluster load equal shares of B's boxes");
 constexpr unsigned short MULTICAST = CLUSTER > 1 ? (1 << CLUSTER) - 1 : 0;
 typedef Schedule<BM, BN, CLUSTER, GROUP, false> Jobs;
+// Block scales travel with their K-tile: each buffer of the ring has, after the staging of C, the
+// scales of A's BM rows and, for each block of B's in the tile, the 16 bytes (four K-tiles) of
+// B's scales that hold the K-tile's. The host lays the scales out for these copies (rows of A's
+// padded to 4, B's K-tiles to 4: the bulk copy moves multiples of 16 bytes) and counts SCALES.
+constexpr int SCALE_BYTES = P::block ? BM * 4 + 16 * (BN / 128) : 0;
+static_assert(SCALE_BYTES == SCALES, "the host reserves the scales' shared memory");
+struct Scales {
+    float a[2], b[BN / 128];
+};
 // ANCHOR_END: config
 
 // ANCHOR: promote
 // d += t * scale, the K-tile's sums promoted into FP32. A thread holds rows r and r + 8 of its
 // warp's 16 (t[i] is on row r + 8 when i % 4 >= 2) and, for every 64 of its accumulators, 128
-// columns: one block of B's scales. sa: the scales of rows r and r + 8; sb: of the tile's blocks.
+// columns: one block of B's scales. s.a: the scales of rows r and r + 8; s.b: of the tile's blocks.
 template <int NREG>
-__device__ __forceinline__ void promote(float (&d)[NREG], const float (&t)[NREG], const float (&sa)[2],
-                                        const float (&sb)[NREG / 64]) {
+__device__ __forceinline__ void promote(float (&d)[NREG], const float (&t)[NREG], const Scales& s) {
 #pragma unroll
     for (int i = 0; i < NREG; ++i) {
-        if constexpr (P::block) d[i] = fmaf(t[i], sa[i % 4 / 2] * sb[i / 64], d[i]);
+        if constexpr (P::block) d[i] = fmaf(t[i], s.a[i % 4 / 2] * s.b[i / 64], d[i]);
         else d[i] += t[i];
     }
 }
@@ -81,7 +90,9 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
     auto b_tile = [&](int s) { return smem + s * STAGE_BYTES + A_BYTES; };
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
     const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
-    const int KB = CEIL_DIV(K, BK);
+    const int KB = CEIL_DIV(K, BK), NB = CEIL_DIV(N, 128), M4 = CEIL_DIV(M, 4) * 4, KB4 = CEIL_DIV(KB, 4) * 4;
+    const unsigned scale_base = smem + STAGES * STAGE_BYTES + CONSUMERS * 2 * CHUNK_BYTES;
+    auto scale_slot = [&](int s) { return scale_base + s * SCALE_BYTES; };
     const Jobs jobs(M, N, gridDim.x / CLUSTER, KB);
     const int cluster = blockIdx.x / CLUSTER;
 
@@ -108,8 +119,15 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                     const int s = it % STAGES;
                     if (it >= STAGES) mbar_wait(smem_addr(&empty[s]), (it / STAGES + 1) % 2);
                     const unsigned bar = smem_addr(&full[s]);
-                    mbar_expect_bytes(bar, A_BYTES + w.width * ROW);
+                    // A's scales of the tile's rows that the layout holds (none past its padding).
+                    const int kb = k / BK, rows = P::block ? max(min(BM, M4 - w.at.x), 0) : 0;
+                    mbar_expect_bytes(bar, A_BYTES + w.width * ROW + (P::block ? rows * 4 + 16 * (BN / 128) : 0));
                     tma_load(a_tile(s), &tmA, bar, k, w.at.x);
+                    if constexpr (P::block) {
+                        if (rows > 0) bulk_load(scale_slot(s), scale_a + (size_t)kb * M4 + w.at.x, rows * 4, bar);
+                        for (int j = 0; j < BN / 128; ++j)
+                            bulk_load(scale_slot(s) + BM * 4 + 16 * j, scale_b + (size_t)min(w.at.y / 128 + j, NB - 1) * KB4 + kb / 4 * 4, 16, bar);
+                    }
                     // B is K-major: a box is 64 rows of N, each one 128-byte row of K.
                     for (int j = rank * boxes; j < (int)(rank + 1) * boxes; ++j)
                         tma_load(b_tile(s) + j * BOX_BYTES, &tmB, bar, k, w.at.y + 64 * j, MULTICAST);
@@ -126,44 +144,68 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
             if (tid == 0)
                 for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(smem_addr(&empty[s]), r);
         };
-        float d[BN / 2], t[BN / 2];
+        float d[BN / 2], t0[BN / 2], t1[BN / 2];
         // Both operands K-major: A's and B's descriptors alike, a k-step 32 bytes further along the row.
         const unsigned long long a0 = descriptor(a_tile(0) + consumer * 64 * ROW, 16, 1024),
                                  b0 = descriptor(b_tile(0), 16, 1024);
         // One scale per tensor: applied once, with alpha, and read once.
         const float scale = P::block ? alpha : alpha * scale_a[0] * scale_b[0];
+        // This thread's rows r and r + 8 of the tile, for A's scales in a buffer.
+        const int lr = consumer * 64 + tid / 32 * 16 + tid % 32 / 4;
+        const float* scale_buf = reinterpret_cast<const float*>(smem_raw + (scale_base - smem_addr(smem_raw)));
         unsigned it = 0;
         int chunks = 0;
         Work w;
         for (int n = 0; jobs.wave(cluster, n, M, N, rank, w); ++n) {
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
-            // The rows of A this thread holds, for their scales (clamped: rows past M are zeros).
-            const int row = w.at.x + consumer * 64, r = row + tid / 32 * 16 + tid % 32 / 4;
-            const int r0 = min(r, M - 1), r1 = min(r + 8, M - 1);
-            // The scales of K-tile kb: A's of rows r and r + 8, B's of the tile's blocks.
-            float sa[2] = {1.0f, 1.0f}, sb[BN / 128] = {};
-            auto scales = [&](int kb) {
-                if constexpr (P::block) {
-                    sa[0] = scale_a[(size_t)kb * M + r0], sa[1] = scale_a[(size_t)kb * M + r1];
-#pragma unroll
-                    for (int j = 0; j < BN / 128; ++j) sb[j] = scale_b[(size_t)min(w.at.y / 128 + j, CEIL_DIV(N, 128) - 1) * KB + kb];
-                }
-            };
-            for (int kt = w.k0, kb = w.k_first(); kt < w.k1; ++kt, ++it, kb += w.k_step()) {
+            Scales s0 = {}, s1 = {};
+            // A K-tile: wait for its buffer, read its scales, start its products into t.
+            auto start = [&](float(&t)[BN / 2], Scales& st, int kb) {
                 const unsigned s = it % STAGES;
                 mbar_wait(smem_addr(&full[s]), (it / STAGES) % 2);
+                if constexpr (P::block) {
+                    const float* sc = scale_buf + s * (SCALE_BYTES / 4);
+                    st.a[0] = sc[lr], st.a[1] = sc[lr + 8];
+#pragma unroll
+                    for (int j = 0; j < BN / 128; ++j) st.b[j] = sc[BM + 4 * j + kb % 4];
+                }
                 const unsigned long long a = a0 + s * (STAGE_BYTES / 16), b = b0 + s * (STAGE_BYTES / 16);
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < BK / P::mma_k; ++kk) wgmma_fp8<BN>(t, a + kk * 32 / 16, b + kk * 32 / 16, kk > 0);
                 wgmma_commit();
-                // The K-tile's scales, loaded while its products run: a load still in flight at the
-                // next wgmma fence would hold the warp there.
-                scales(kb);
+                ++it;
+            };
+            // The K-tile started `ago` K-tiles back (in u, with its scales su), its products done:
+            // free its buffer and promote it, while the tensor cores work on the next.
+            auto finish = [&](const float(&u)[BN / 2], const Scales& su, unsigned ago) {
+                release((it - ago) % STAGES);
+                promote(d, u, su);
+            };
+            // The K-tiles in pairs, t0 and t1 taking turns: one is always running. A piece of work
+            // has at least one K-tile (schedule.cuh), and the code says so to ptxas: on a path where
+            // t0 might not have started, it would wait for every wgmma before reading t0 or t1.
+            const int count = w.k1 - w.k0, step = w.k_step();
+            int kb = w.k_first(), i = 1;
+            start(t0, s0, kb);
+            for (; i + 1 < count; i += 2) {
+                start(t1, s1, kb += step);
+                wgmma_wait<1>();
+                finish(t0, s0, 2);
+                start(t0, s0, kb += step);
+                wgmma_wait<1>();
+                finish(t1, s1, 2);
+            }
+            if (i < count) {
+                start(t1, s1, kb += step);
+                wgmma_wait<1>();
+                finish(t0, s0, 2);
                 wgmma_wait<0>();
-                release(s);
-                promote(d, t, sa, sb);
+                finish(t1, s1, 1);
+            } else {
+                wgmma_wait<0>();
+                finish(t0, s0, 1);
             }
             const int slot = (cluster * CLUSTER + rank) * CONSUMERS + consumer, id = 1 + consumer;
             if (w.partial) {
@@ -171,7 +213,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 continue;
             }
             add_partials(slot, CLUSTER * CONSUMERS, w.peers, id, d);
-            store_chunks<P, BN>(&tmC, stage, loaded[consumer], id, chunks, row, w.at.y, d, scale, beta);
+            store_chunks<P, BN>(&tmC, stage, loaded[consumer], id, chunks, w.at.x + consumer * 64, w.at.y, d, scale, beta);
         }
         if (tid == 0) tma_store_drain();
     }

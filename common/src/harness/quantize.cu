@@ -53,7 +53,8 @@ extern "C" __global__ void quantize_tensor(const float* x, int rows, int cols, i
 }
 
 // A with a scale per row per 128 of K: one warp per (row, K-block), 4 values per lane. Scale
-// (kb, m) at scales[kb * M + m]: the rows of a K-block side by side.
+// (kb, m) at scales[kb * M4 + m]: the rows of a K-block side by side, M rounded up to 4 (the
+// padding stays zero).
 extern "C" __global__ void quantize_rows(const float* x, int M, int K, unsigned char* q, float* scales) {
     const int KB = (K + 127) / 128;
     const long long warp = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32;
@@ -71,12 +72,12 @@ extern "C" __global__ void quantize_rows(const float* x, int M, int K, unsigned 
         const int k = kb * 128 + i * 32 + lane;
         if (k < K) q[(long long)m * K + k] = to_e4m3(v[i] / s);
     }
-    if (lane == 0) scales[(long long)kb * M + m] = s;
+    if (lane == 0) scales[(long long)kb * ((M + 3) / 4 * 4) + m] = s;
 }
 
 // B (K x N, row-major) with a scale per 128 x 128 block, stored K-major (q is N x K): one block of
-// 256 threads per tile. Scale (nb, kb) at scales[nb * KB + kb]: the K-blocks of a row of tiles side
-// by side.
+// 256 threads per tile. Scale (nb, kb) at scales[nb * KB4 + kb]: the K-blocks of a row of tiles side
+// by side, KB rounded up to 4 (the padding stays zero).
 extern "C" __global__ void quantize_blocks(const float* x, int K, int N, unsigned char* q, float* scales) {
     const int KB = (K + 127) / 128, kb = blockIdx.x, nb = blockIdx.y;
     __shared__ float part[8];
@@ -96,5 +97,5 @@ extern "C" __global__ void quantize_blocks(const float* x, int K, int N, unsigne
         const int k = kb * 128 + i / 128, n = nb * 128 + i % 128;
         if (k < K && n < N) q[(long long)n * K + k] = to_e4m3(x[(long long)k * N + n] / s);
     }
-    if (threadIdx.x == 0) scales[(long long)nb * KB + kb] = s;
+    if (threadIdx.x == 0) scales[(long long)nb * ((KB + 3) / 4 * 4) + kb] = s;
 }

@@ -3,8 +3,13 @@
 //! kernel and DeepGEMM read them:
 //!
 //! - per tensor: one FP32 for A, one for B;
-//! - A per row per 128 of K: `KB x M` floats (KB = ceil(K / 128)), scale (kb, m) at `kb * M + m`;
-//! - B per 128 x 128 block: `NB x KB` floats, scale (nb, kb) at `nb * KB + kb`.
+//! - A per row per 128 of K: `KB x M4` floats (KB = ceil(K / 128), M4 = M rounded up to 4),
+//!   scale (kb, m) at `kb * M4 + m`;
+//! - B per 128 x 128 block: `NB x KB4` floats (KB4 = KB rounded up to 4), scale (nb, kb) at
+//!   `nb * KB4 + kb`.
+//!
+//! The padding (zeros) lets the FP8 kernel copy a K-tile's scales in 16-byte pieces, and makes
+//! these cuBLASLt's layouts too.
 //!
 //! B is stored K-major (N x K), the layout FP8 wgmma reads and a linear layer's weight has.
 
@@ -24,11 +29,19 @@ pub enum Operand {
 
 /// How many FP32 scales an operand of `rows x cols` (A: M x K; B: K x N) has.
 pub fn scale_count(scaling: Scaling, operand: Operand, rows: usize, cols: usize) -> usize {
-    let blocks = |x: usize| x.div_ceil(SCALE_BLOCK);
     match (scaling, operand) {
         (Scaling::Tensor, _) => 1,
-        (Scaling::Block, Operand::A) => rows * blocks(cols),
-        (Scaling::Block, Operand::B) => blocks(rows) * blocks(cols),
+        (Scaling::Block, Operand::A) => cols.div_ceil(SCALE_BLOCK) * rows.next_multiple_of(4),
+        (Scaling::Block, Operand::B) => cols.div_ceil(SCALE_BLOCK) * rows.div_ceil(SCALE_BLOCK).next_multiple_of(4),
+    }
+}
+
+/// Where the block scale of element (r, c) of an operand of `rows x cols` (A: M x K; B: K x N)
+/// lies among its scales.
+pub fn block_scale_at(operand: Operand, rows: usize, r: usize, c: usize) -> usize {
+    match operand {
+        Operand::A => c / SCALE_BLOCK * rows.next_multiple_of(4) + r,
+        Operand::B => c / SCALE_BLOCK * rows.div_ceil(SCALE_BLOCK).next_multiple_of(4) + r / SCALE_BLOCK,
     }
 }
 
@@ -49,7 +62,9 @@ pub fn quantize(
     let kernels = Kernels::of(gpu)?;
     let x = DeviceMatrix::from_host(gpu, host)?;
     let mut q = DeviceMatrix::uninit(gpu, host.len(), Elem::E4m3)?;
-    let scales = alloc(gpu, 4 * scale_count(scaling, operand, rows, cols))?;
+    // Zeros first: the kernels below leave the layout's padding as it is.
+    let mut scales = alloc(gpu, 4 * scale_count(scaling, operand, rows, cols))?;
+    gpu.stream.memset_zeros(&mut scales)?;
     let (px, pq, ps) = (x.ptr(gpu), q.ptr(gpu), scales.device_ptr(&gpu.stream).0);
     let (r, c) = (rows as i32, cols as i32);
     let grid = |threads: usize| LaunchConfig {
@@ -122,25 +137,16 @@ pub fn dequantize(
     let mut raw = vec![0u8; 4 * count];
     gpu.download(q.scales_ptr(gpu), &mut raw)?;
     let scales: Vec<f32> = raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-    let kb = |k: usize| k / SCALE_BLOCK;
     let mut out = vec![0f32; rows * cols];
     for r in 0..rows {
         for c in 0..cols {
-            out[r * cols + c] = match operand {
-                Operand::A => {
-                    let s = if scaling == Scaling::Tensor { scales[0] } else { scales[kb(c) * rows + r] };
-                    e4m3_to_f32(bytes[r * cols + c]) * s
-                }
-                // B is K x N logically (r = k, c = n), stored N x K.
-                Operand::B => {
-                    let s = if scaling == Scaling::Tensor {
-                        scales[0]
-                    } else {
-                        scales[kb(c) * rows.div_ceil(SCALE_BLOCK) + kb(r)]
-                    };
-                    e4m3_to_f32(bytes[c * rows + r]) * s
-                }
+            let s = match scaling {
+                Scaling::Tensor => scales[0],
+                Scaling::Block => scales[block_scale_at(operand, rows, r, c)],
             };
+            // B is K x N logically (r = k, c = n), stored N x K.
+            let at = if operand == Operand::A { r * cols + c } else { c * rows + r };
+            out[r * cols + c] = e4m3_to_f32(bytes[at]) * s;
         }
     }
     Ok(out)
@@ -173,8 +179,21 @@ mod tests {
     #[test]
     fn scale_counts() {
         assert_eq!(scale_count(Scaling::Tensor, Operand::A, 100, 300), 1);
-        // A: 100 rows x 3 K-blocks; B (K = 300, N = 129): 3 K-blocks x 2 N-blocks.
+        // A: 3 K-blocks of 100 rows (a multiple of 4); 101 rows pad to 104.
         assert_eq!(scale_count(Scaling::Block, Operand::A, 100, 300), 300);
-        assert_eq!(scale_count(Scaling::Block, Operand::B, 300, 129), 6);
+        assert_eq!(scale_count(Scaling::Block, Operand::A, 101, 300), 312);
+        // B (K = 300, N = 129): 2 N-blocks of 3 K-blocks, padded to 4; K = 512 needs no padding.
+        assert_eq!(scale_count(Scaling::Block, Operand::B, 300, 129), 8);
+        assert_eq!(scale_count(Scaling::Block, Operand::B, 512, 129), 8);
+    }
+
+    #[test]
+    fn block_scales_lie_where_the_kernel_reads_them() {
+        // A (101 x 300): (kb, m) at kb * 104 + m.
+        assert_eq!(block_scale_at(Operand::A, 101, 5, 0), 5);
+        assert_eq!(block_scale_at(Operand::A, 101, 100, 299), 2 * 104 + 100);
+        // B (K = 300 x N = 129): (nb, kb) at nb * 4 + kb.
+        assert_eq!(block_scale_at(Operand::B, 300, 299, 0), 2);
+        assert_eq!(block_scale_at(Operand::B, 300, 0, 128), 4);
     }
 }

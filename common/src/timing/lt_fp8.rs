@@ -20,20 +20,19 @@
 //!   weight, our B) takes BLK128x128_32F and cuBLAS-B (the activations, our A) VEC128_32F. M and
 //!   N must be multiples of 4 and the scales' addresses 16-byte aligned. The layouts:
 //!   - VEC128 for cuBLAS-B: "N-major with shape N x L" (L = ceil(K/128)), scale (m, kb) of our
-//!     A at `kb*M + m`: the harness's layout of A's scales as it is.
+//!     A at `kb*M + m`;
 //!   - BLK128x128 for cuBLAS-A: "K-major, shape L4 x ceil(M/128)" with L4 = L rounded up to a
-//!     multiple of 4, scale (nb, kb) of our B at `nb*L4 + kb`: the harness's `nb*KB + kb` when
-//!     KB is a multiple of 4, else a padded copy ([`blocks_for_cublas`]), made once per problem.
+//!     multiple of 4, scale (nb, kb) of our B at `nb*L4 + kb`.
+//!
+//!   Both are the harness's layouts (`quantize`), which pad for the FP8 rung's 16-byte copies.
 
 use crate::harness::device::Gpu;
-use crate::harness::matrix::alloc;
-use crate::harness::precision::{Precision, SCALE_BLOCK, Scaling};
+use crate::harness::precision::{Precision, Scaling};
 use crate::harness::problem::Shape;
 use crate::verify::check::Prepared;
 use crate::{Error, Result};
 use cudarc::cublaslt::result::{self as lt, CublasError};
 use cudarc::cublaslt::sys;
-use cudarc::driver::{CudaSlice, DevicePtr};
 use std::ffi::c_void;
 
 use sys::cublasLtMatmulDescAttributes_t as Attr;
@@ -103,23 +102,10 @@ pub(crate) unsafe fn point_at(desc: sys::cublasLtMatmulDesc_t, [a, b]: [u64; 2])
     }
 }
 
-/// B's 128 x 128 block scales (`nb x kb` floats, (nb, kb) at `nb*kb_count + kb`, the harness's
-/// layout) in cuBLASLt's: each row of tiles padded with zeros to a multiple of 4 K-blocks.
-pub fn blocks_for_cublas(ours: &[f32], kb_count: usize) -> Vec<f32> {
-    let padded = kb_count.next_multiple_of(4);
-    let mut out = vec![0f32; ours.len() / kb_count.max(1) * padded];
-    for (row, tiles) in ours.chunks(kb_count.max(1)).enumerate() {
-        out[row * padded..row * padded + tiles.len()].copy_from_slice(tiles);
-    }
-    out
-}
-
-/// The device addresses of an FP8 problem's scales in cuBLASLt's layouts, with the padded copy of
-/// B's when it needs one.
+/// The device addresses of an FP8 problem's scales, which are in cuBLASLt's layouts.
 pub struct Fp8Scales {
     cublas_a: u64,
     cublas_b: u64,
-    _padded: Option<CudaSlice<u8>>,
 }
 
 impl Fp8Scales {
@@ -129,7 +115,7 @@ impl Fp8Scales {
     }
 
     pub(crate) fn of(gpu: &Gpu, p: &Prepared) -> Result<Fp8Scales> {
-        let Shape { m, n, k } = p.gemm.shape;
+        let Shape { m, n, .. } = p.gemm.shape;
         let (b, cublas_b) = (p.b.scales_ptr(gpu), p.a.scales_ptr(gpu));
         if b == 0 || cublas_b == 0 {
             return Err(Error::BadInput(format!("{}: the FP8 matrices carry no scales", p.precision)));
@@ -141,34 +127,6 @@ impl Fp8Scales {
                 p.gemm.shape
             )));
         }
-        if !block || k.div_ceil(SCALE_BLOCK) % 4 == 0 {
-            return Ok(Fp8Scales { cublas_a: b, cublas_b, _padded: None });
-        }
-        let (nb, kb) = (n.div_ceil(SCALE_BLOCK), k.div_ceil(SCALE_BLOCK));
-        let mut raw = vec![0u8; 4 * nb * kb];
-        gpu.download(b, &mut raw)?;
-        let ours: Vec<f32> = raw.chunks_exact(4).map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]])).collect();
-        let bytes: Vec<u8> = blocks_for_cublas(&ours, kb).iter().flat_map(|s| s.to_le_bytes()).collect();
-        let padded = alloc(gpu, bytes.len())?;
-        let cublas_a = padded.device_ptr(&gpu.stream).0;
-        gpu.upload(&bytes, cublas_a)?;
-        Ok(Fp8Scales { cublas_a, cublas_b, _padded: Some(padded) })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn block_scales_are_padded_to_four_k_blocks() {
-        // Two rows of tiles, three K-blocks each: one zero after each row.
-        let ours = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
-        assert_eq!(blocks_for_cublas(&ours, 3), [1.0, 2.0, 3.0, 0.0, 4.0, 5.0, 6.0, 0.0]);
-        // Four K-blocks: already cuBLASLt's layout.
-        let ours: Vec<f32> = (0..8).map(|x| x as f32).collect();
-        assert_eq!(blocks_for_cublas(&ours, 4), ours);
-        // Five: three zeros per row.
-        assert_eq!(blocks_for_cublas(&[1.0; 5], 5), [1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0]);
+        Ok(Fp8Scales { cublas_a: b, cublas_b })
     }
 }
