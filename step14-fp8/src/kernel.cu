@@ -183,29 +183,31 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 release((it - ago) % STAGES);
                 promote(d, u, su);
             };
-            // The K-tiles in pairs, t0 and t1 taking turns: one is always running. A piece of work
-            // has at least one K-tile (schedule.cuh), and the code says so to ptxas: on a path where
-            // t0 might not have started, it would wait for every wgmma before reading t0 or t1.
+            // The K-tiles in pairs, t0 and t1 taking turns: one is always running. (All in one
+            // branch, K = 0 outside it: on a path where t0 might not have started, ptxas would
+            // wait for every wgmma before reading t0 or t1.)
             const int count = w.k1 - w.k0, step = w.k_step();
-            int kb = w.k_first(), i = 1;
-            start(t0, s0, kb);
-            for (; i + 1 < count; i += 2) {
-                start(t1, s1, kb += step);
-                wgmma_wait<1>();
-                finish(t0, s0, 2);
-                start(t0, s0, kb += step);
-                wgmma_wait<1>();
-                finish(t1, s1, 2);
-            }
-            if (i < count) {
-                start(t1, s1, kb += step);
-                wgmma_wait<1>();
-                finish(t0, s0, 2);
-                wgmma_wait<0>();
-                finish(t1, s1, 1);
-            } else {
-                wgmma_wait<0>();
-                finish(t0, s0, 1);
+            if (count > 0) {
+                int kb = w.k_first(), i = 1;
+                start(t0, s0, kb);
+                for (; i + 1 < count; i += 2) {
+                    start(t1, s1, kb += step);
+                    wgmma_wait<1>();
+                    finish(t0, s0, 2);
+                    start(t0, s0, kb += step);
+                    wgmma_wait<1>();
+                    finish(t1, s1, 2);
+                }
+                if (i < count) {
+                    start(t1, s1, kb += step);
+                    wgmma_wait<1>();
+                    finish(t0, s0, 2);
+                    wgmma_wait<0>();
+                    finish(t1, s1, 1);
+                } else {
+                    wgmma_wait<0>();
+                    finish(t0, s0, 1);
+                }
             }
             const int slot = (cluster * CLUSTER + rank) * CONSUMERS + consumer, id = 1 + consumer;
             if (w.partial) {
