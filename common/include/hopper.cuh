@@ -119,17 +119,6 @@ __device__ __forceinline__ void tma_load(unsigned dst, const TensorMap* map, uns
 }
 // ANCHOR_END: tma
 
-// ANCHOR: bulk
-// `bytes` contiguous bytes of global memory at `src` into shared memory at `dst`, completing on
-// `bar` as a TMA box does (no tensor map: both addresses and the size multiples of 16 bytes).
-// Step 14 brings the scales of a K-tile this way, into the buffer beside its tiles.
-__device__ __forceinline__ void bulk_load(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-                 "l"(src), "r"(bytes), "r"(bar)
-                 : "memory");
-}
-// ANCHOR_END: bulk
-
 // ANCHOR: tma_store
 // A box of shared memory at `src` into the tensor `map` at (x, y); the TMA writes only what lies
 // inside the tensor. The copy reads shared memory after the instruction has issued: ordinary

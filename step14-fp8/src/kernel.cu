@@ -7,7 +7,7 @@
 //   consumer lets them sum one K-tile (128 of K, four wgmma) into fresh registers, and then
 //   promotes: d += t * scale, in FP32, while the tensor cores sum the next K-tile into a second
 //   set. The scales enter there: one per row of A and 128 of K times one per 128 x 128 block of B
-//   (FP8_BLOCK), brought in with the K-tile's tiles; or 1, the tensors' two scales going into alpha.
+//   (FP8_BLOCK), fetched two K-tiles ahead; or 1, the tensors' two scales going into alpha.
 //
 // Everything else is step 12's: the warp-specialized block, the persistent schedule in clusters,
 // C through shared memory and the TMA (BF16, or FP32 for the _C32 precisions). The signature is
@@ -53,12 +53,7 @@ static_assert(BK == 128 && BN % 128 == 0, "a K-tile is one block of scales; a ti
 static_assert(BN % (64 * CLUSTER) == 0, "the blocks of a cluster load equal shares of B's boxes");
 constexpr unsigned short MULTICAST = CLUSTER > 1 ? (1 << CLUSTER) - 1 : 0;
 typedef Schedule<BM, BN, CLUSTER, GROUP, false> Jobs;
-// Block scales travel with their K-tile: each buffer of the ring has, after the staging of C, the
-// scales of A's BM rows and, for each block of B's in the tile, the 16 bytes (four K-tiles) of
-// B's scales that hold the K-tile's. The host lays the scales out for these copies (rows of A's
-// padded to 4, B's K-tiles to 4: the bulk copy moves multiples of 16 bytes) and counts SCALES.
-constexpr int SCALE_BYTES = P::block ? BM * 4 + 16 * (BN / 128) : 0;
-static_assert(SCALE_BYTES == SCALES, "the host reserves the scales' shared memory");
+// The block scales of one K-tile that a thread needs: A's of its two rows, B's of the tile's blocks.
 struct Scales {
     float a[2], b[BN / 128];
 };
@@ -90,9 +85,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
     auto b_tile = [&](int s) { return smem + s * STAGE_BYTES + A_BYTES; };
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
     const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
-    const int KB = CEIL_DIV(K, BK), NB = CEIL_DIV(N, 128), M4 = CEIL_DIV(M, 4) * 4, KB4 = CEIL_DIV(KB, 4) * 4;
-    const unsigned scale_base = smem + STAGES * STAGE_BYTES + CONSUMERS * 2 * CHUNK_BYTES;
-    auto scale_slot = [&](int s) { return scale_base + s * SCALE_BYTES; };
+    const int KB = CEIL_DIV(K, BK);
     const Jobs jobs(M, N, gridDim.x / CLUSTER, KB);
     const int cluster = blockIdx.x / CLUSTER;
 
@@ -119,15 +112,8 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                     const int s = it % STAGES;
                     if (it >= STAGES) mbar_wait(smem_addr(&empty[s]), (it / STAGES + 1) % 2);
                     const unsigned bar = smem_addr(&full[s]);
-                    // A's scales of the tile's rows that the layout holds (none past its padding).
-                    const int kb = k / BK, rows = P::block ? max(min(BM, M4 - w.at.x), 0) : 0;
-                    mbar_expect_bytes(bar, A_BYTES + w.width * ROW + (P::block ? rows * 4 + 16 * (BN / 128) : 0));
+                    mbar_expect_bytes(bar, A_BYTES + w.width * ROW);
                     tma_load(a_tile(s), &tmA, bar, k, w.at.x);
-                    if constexpr (P::block) {
-                        if (rows > 0) bulk_load(scale_slot(s), scale_a + (size_t)kb * M4 + w.at.x, rows * 4, bar);
-                        for (int j = 0; j < BN / 128; ++j)
-                            bulk_load(scale_slot(s) + BM * 4 + 16 * j, scale_b + (size_t)min(w.at.y / 128 + j, NB - 1) * KB4 + kb / 4 * 4, 16, bar);
-                    }
                     // B is K-major: a box is 64 rows of N, each one 128-byte row of K.
                     for (int j = rank * boxes; j < (int)(rank + 1) * boxes; ++j)
                         tma_load(b_tile(s) + j * BOX_BYTES, &tmB, bar, k, w.at.y + 64 * j, MULTICAST);
@@ -150,26 +136,19 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                                  b0 = descriptor(b_tile(0), 16, 1024);
         // One scale per tensor: applied once, with alpha, and read once.
         const float scale = P::block ? alpha : alpha * scale_a[0] * scale_b[0];
-        // This thread's rows r and r + 8 of the tile, for A's scales in a buffer.
-        const int lr = consumer * 64 + tid / 32 * 16 + tid % 32 / 4;
-        const float* scale_buf = reinterpret_cast<const float*>(smem_raw + (scale_base - smem_addr(smem_raw)));
+        // Where the block scales lie (quantize.rs): A's (kb, m) at kb * M4 + m, B's (nb, kb) at
+        // nb * KB4 + kb; M4 and KB4 are M and KB rounded up to 4.
+        const int M4 = CEIL_DIV(M, 4) * 4, KB4 = CEIL_DIV(KB, 4) * 4, NB = CEIL_DIV(N, 128);
         unsigned it = 0;
         int chunks = 0;
         Work w;
         for (int n = 0; jobs.wave(cluster, n, M, N, rank, w); ++n) {
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
-            Scales s0 = {}, s1 = {};
-            // A K-tile: wait for its buffer, read its scales, start its products into t.
-            auto start = [&](float(&t)[BN / 2], Scales& st, int kb) {
+            // A K-tile: wait for its buffer, start its products into t.
+            auto start = [&](float(&t)[BN / 2]) {
                 const unsigned s = it % STAGES;
                 mbar_wait(smem_addr(&full[s]), (it / STAGES) % 2);
-                if constexpr (P::block) {
-                    const float* sc = scale_buf + s * (SCALE_BYTES / 4);
-                    st.a[0] = sc[lr], st.a[1] = sc[lr + 8];
-#pragma unroll
-                    for (int j = 0; j < BN / 128; ++j) st.b[j] = sc[BM + 4 * j + kb % 4];
-                }
                 const unsigned long long a = a0 + s * (STAGE_BYTES / 16), b = b0 + s * (STAGE_BYTES / 16);
                 wgmma_fence();
 #pragma unroll
@@ -183,23 +162,39 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 release((it - ago) % STAGES);
                 promote(d, u, su);
             };
-            // The K-tiles in pairs, t0 and t1 taking turns: one is always running. (All in one
-            // branch, K = 0 outside it: on a path where t0 might not have started, ptxas would
-            // wait for every wgmma before reading t0 or t1.)
+            // The block scales of the piece's j-th K-tile (the last one's past its end), through L1:
+            // a thread's two rows of A, and the block of B that 32 K-tiles share.
             const int count = w.k1 - w.k0, step = w.k_step();
+            const int r = w.at.x + consumer * 64 + tid / 32 * 16 + tid % 32 / 4, r0 = min(r, M - 1), r1 = min(r + 8, M - 1);
+            auto fetch = [&](Scales& st, int j) {
+                if constexpr (P::block) {
+                    const size_t kb = w.k_first() + min(j, count - 1) * step;
+                    st.a[0] = __ldg(scale_a + kb * M4 + r0), st.a[1] = __ldg(scale_a + kb * M4 + r1);
+#pragma unroll
+                    for (int q = 0; q < BN / 128; ++q) st.b[q] = __ldg(scale_b + (size_t)min(w.at.y / 128 + q, NB - 1) * KB4 + kb);
+                }
+            };
+            // The K-tiles in pairs, t0 and t1 taking turns: one is always running. Each K-tile's
+            // scales are fetched two K-tiles before its promotion, so that they have arrived. (All
+            // in one branch, K = 0 outside it: on a path where t0 might not have started, ptxas
+            // would wait for every wgmma before reading t0 or t1.)
             if (count > 0) {
-                int kb = w.k_first(), i = 1;
-                start(t0, s0, kb);
+                Scales s0, s1, n0, n1;  // the scales of the pair's K-tiles, and of the next pair's
+                fetch(s0, 0), fetch(s1, 1);
+                start(t0);
+                int i = 1;
                 for (; i + 1 < count; i += 2) {
-                    start(t1, s1, kb += step);
+                    start(t1);
+                    fetch(n0, i + 1), fetch(n1, i + 2);
                     wgmma_wait<1>();
                     finish(t0, s0, 2);
-                    start(t0, s0, kb += step);
+                    start(t0);
                     wgmma_wait<1>();
                     finish(t1, s1, 2);
+                    s0 = n0, s1 = n1;
                 }
                 if (i < count) {
-                    start(t1, s1, kb += step);
+                    start(t1);
                     wgmma_wait<1>();
                     finish(t0, s0, 2);
                     wgmma_wait<0>();

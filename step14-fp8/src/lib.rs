@@ -4,28 +4,22 @@
 //! sm_90a only.
 
 use common::harness::hopper_host::{CHUNK_BYTES, HopperTiles};
-use common::harness::precision::Scaling;
 use common::{Launch, Precision, Shape};
 
 // ANCHOR: tiles
 /// 128 x 128 tiles: a consumer holds its 64 x 128 FP32 sums and two K-tiles' 64 x 128 beside
-/// them (192 registers a thread); six buffers of 32 KiB and the staging of C fill the SM, five
-/// with block scales, whose buffers carry the K-tile's scales too.
-pub const fn tiles(p: Precision) -> HopperTiles {
-    let stages = if matches!(p.scaling(), Some(Scaling::Block)) { 5 } else { 6 };
-    HopperTiles { bm: 128, bn: 128, stages, cluster: 2, group: 8 }
+/// them (192 registers a thread); six buffers of 32 KiB and the staging of C fill the SM.
+pub const fn tiles(_: Precision) -> HopperTiles {
+    HopperTiles { bm: 128, bn: 128, stages: 6, cluster: 2, group: 8 }
 }
 // ANCHOR_END: tiles
 
 // ANCHOR: launch
-/// Step 12's launch: a persistent grid of clusters, two staging buffers of C per consumer; with
-/// block scales, SCALES bytes a buffer for the scales of A's rows and 16 bytes of B's.
+/// Step 12's launch: a persistent grid of clusters, two staging buffers of C per consumer.
 pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
     let consumers = t.bm / 64;
-    let scales = if matches!(p.scaling(), Some(Scaling::Block)) { 4 * t.bm + 16 * (t.bn / 128) } else { 0 };
-    let staging = consumers * 2 * CHUNK_BYTES + t.stages * scales;
+    let staging = consumers * 2 * CHUNK_BYTES;
     t.launch(s, p, (t.jobs(s) * t.cluster, 1, 1), 128 * (consumers + 1) as u32, 1, staging)
-        .define("SCALES", scales as i64)
 }
 // ANCHOR_END: launch
 

@@ -8,8 +8,8 @@
 //! - B per 128 x 128 block: `NB x KB4` floats (KB4 = KB rounded up to 4), scale (nb, kb) at
 //!   `nb * KB4 + kb`.
 //!
-//! The padding (zeros) lets the FP8 kernel copy a K-tile's scales in 16-byte pieces, and makes
-//! these cuBLASLt's layouts too.
+//! These are cuBLASLt's layouts too (it asks for the padding, zeros), so that the FP8 kernel and
+//! its reference read the same scales.
 //!
 //! B is stored K-major (N x K), the layout FP8 wgmma reads and a linear layer's weight has.
 

@@ -24,7 +24,7 @@
 //!   - BLK128x128 for cuBLAS-A: "K-major, shape L4 x ceil(M/128)" with L4 = L rounded up to a
 //!     multiple of 4, scale (nb, kb) of our B at `nb*L4 + kb`.
 //!
-//!   Both are the harness's layouts (`quantize`), which pad for the FP8 rung's 16-byte copies.
+//!   Both are the harness's layouts (`quantize`): the FP8 rung reads what cuBLASLt reads.
 
 use crate::harness::device::Gpu;
 use crate::harness::precision::{Precision, Scaling};
