@@ -24,11 +24,9 @@ static_assert(SWAP || BN % (64 * CLUSTER) == 0, "the blocks of a cluster load eq
 static_assert(!HALVES || BN / 2 % (64 * CLUSTER) == 0, "half jobs split B's boxes among the cluster");
 static_assert(!SWAP || (CLUSTER == 1 && !HALVES), "swapped, a block loads its narrow tile of A whole");
 // The product the kernel computes, rows x columns: C, or C^T when swapped. Its BM rows come from
-// A (K-major), or from B (MN-major: boxes of 64 columns); its BN columns from B, or from A. The
-// descriptors step 16 elements of K: 32 bytes K-major, 16 rows of 128 bytes MN-major.
+// A (K-major), or from B (MN-major: boxes of 64 columns); its BN columns from B, or from A.
 #define ROWS (SWAP ? N : M)
 #define COLS (SWAP ? M : N)
-constexpr int A_STEP = SWAP ? 16 * ROW / 16 : 32 / 16, B_STEP = SWAP ? 32 / 16 : 16 * ROW / 16;
 // The TMA's multicast mask: every block of the cluster (0: no multicast).
 constexpr unsigned short MULTICAST = CLUSTER > 1 ? (1 << CLUSTER) - 1 : 0;
 typedef Schedule<BM, BN, CLUSTER, GROUP, HALVES> Jobs;
@@ -116,8 +114,10 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
         float d[BN / 2];
         // This consumer's 64 rows of the product's first operand and all of its second in buffer 0;
         // buffer s lies a constant further. An MN-major operand's 64-column boxes lie BOX_BYTES apart.
+        // Their descriptors step 16 elements of K: 32 bytes K-major, 16 rows of 128 bytes MN-major.
         const unsigned long long a0 = descriptor(a_tile(0) + consumer * 64 * ROW, SWAP ? BOX_BYTES : 16, 1024),
                                  b0 = descriptor(b_tile(0), SWAP ? 16 : BOX_BYTES, 1024);
+        constexpr int A_STEP = SWAP ? 16 * ROW / 16 : 32 / 16, B_STEP = SWAP ? 32 / 16 : 16 * ROW / 16;
         unsigned it = 0;  // buffers used so far, as the producer counts them
         int chunks = 0;   // chunks of C this consumer has stored
         Work w;
