@@ -37,43 +37,63 @@ pub fn plan(s: &Shape) -> Plan {
 // ANCHOR_END: rule
 
 // ANCHOR: tiles
-/// Step 12's tiles, for the shapes the rule leaves to it.
-pub const fn tiles(p: Precision) -> HopperTiles {
-    step12_epilogue::tiles(p)
+/// Step 15's tiles: step 12's for the shapes the rule leaves to it, and the step's two ideas, each
+/// of which a partial rung leaves out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SkinnyTiles {
+    pub step12: HopperTiles,
+    /// A and B swapped where the rule says so.
+    pub swap: bool,
+    /// A cluster on every SM where the rule would swap, so that the schedule shares the few
+    /// tiles' K-tiles out among all of them (stream-K); else the persistent grid of step 12.
+    pub spread: bool,
+}
+
+/// Step 12's tiles, both ideas on.
+pub const fn tiles(p: Precision) -> SkinnyTiles {
+    SkinnyTiles { step12: step12_epilogue::tiles(p), swap: true, spread: true }
 }
 // ANCHOR_END: tiles
 
 // ANCHOR: launch
 /// Step 12's launch, or the swapped product's: 128 rows of N (two consumers) by the narrow tile,
-/// clusters of one block (no multicast: the narrow tile of A is small), no half jobs, and boxes of C
-/// as tall as the tile. The launch's grid is the product's tiles; the host launches a cluster on
-/// every SM instead (`run`).
-pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
-    let Plan::Swapped { bn, stages } = plan(s) else {
-        return step12_epilogue::launch_with(s, p, t).define("SWAP", 0);
+/// clusters of one block (no multicast: the narrow tile of A is small), no half jobs. The launch's
+/// grid is the product's tiles; with SPREAD the host launches a cluster on every SM instead (`run`).
+pub fn launch_with(s: &Shape, p: Precision, t: SkinnyTiles) -> Launch {
+    let small = plan(s) != Plan::Step12;
+    let launch = match plan(s) {
+        Plan::Swapped { bn, stages } if t.swap => {
+            let t = HopperTiles { bm: 128, bn, stages, cluster: 1, ..t.step12 };
+            let consumers = t.bm / 64;
+            let product = Shape::new(s.n, s.m, s.k);
+            let staging = consumers * 2 * CHUNK_BYTES;
+            t.launch(s, p, (t.jobs(&product), 1, 1), 128 * (consumers + 1) as u32, 1, staging)
+                .define("HALVES", 0)
+                .define("SWAP", 1)
+        }
+        _ => step12_epilogue::launch_with(s, p, t.step12).define("SWAP", 0),
     };
-    let t = HopperTiles { bm: 128, bn, stages, cluster: 1, ..t };
-    let consumers = t.bm / 64;
-    let product = Shape::new(s.n, s.m, s.k);
-    t.launch(s, p, (t.jobs(&product), 1, 1), 128 * (consumers + 1) as u32, 1, consumers * 2 * CHUNK_BYTES)
-        .define("HALVES", 0)
-        .define("SWAP", 1)
+    launch.define("SPREAD", (small && t.spread) as i64)
 }
 // ANCHOR_END: launch
 
 // ANCHOR: host
-/// One GEMM: step 12's, or the swapped product's: A's boxes as tall as the narrow tile, C's boxes
-/// as tall as its chunks, and a cluster on every SM, so that the schedule shares the K-tiles of
-/// few tiles out among all of them (stream-K).
+/// One GEMM: the tensor maps (swapped, A's boxes as tall as the narrow tile and C's as its
+/// chunks), then step 12's persistent grid or, with SPREAD, a cluster on every SM. Without SWAP
+/// and SPREAD this is step 12's `run`.
 pub fn run(call: &mut HostCall<'_>) -> Result<()> {
-    if call.launch.value("SWAP") != Some(1) {
-        return step12_epilogue::run(call);
-    }
-    let (bn, bk) = (call.launch.value("BN").unwrap_or(0) as usize, HopperTiles::bk(call.precision));
-    let (a, b) = (hopper_host::a_map(call, bn, bk)?, hopper_host::b_map(call, bk)?);
-    let (c, padded) = hopper_host::c_map(call, bn.min(64))?;
-    let grid = (hopper_host::resident_clusters(call)?, 1, 1);
-    call.workspace.record_grid(grid);
+    let value = |name| call.launch.value(name).unwrap_or(0) as usize;
+    let (swap, spread, bk) = (value("SWAP") == 1, value("SPREAD") == 1, HopperTiles::bk(call.precision));
+    let (a_rows, c_rows) = if swap { (value("BN"), value("BN").min(64)) } else { (value("BM"), 64) };
+    let (a, b) = (hopper_host::a_map(call, a_rows, bk)?, hopper_host::b_map(call, bk)?);
+    let (c, padded) = hopper_host::c_map(call, c_rows)?;
+    let grid = if spread {
+        let grid = (hopper_host::resident_clusters(call)? * value("CLUSTER").max(1) as u32, 1, 1);
+        call.workspace.record_grid(grid);
+        grid
+    } else {
+        hopper_host::persistent_grid(call)?
+    };
     hopper_host::launch_sgemm(call, (&a, &b), Some(&c), grid)?;
     hopper_host::copy_back(call, padded)
 }
@@ -82,12 +102,22 @@ pub fn run(call: &mut HostCall<'_>) -> Result<()> {
 /// This step's swapped wgmma and the transposed epilogue of C^T.
 pub const SKINNY: Header = common::step_header!("skinny.cuh");
 
+// ANCHOR: partials
+// The two ideas of this step, each measured alone at the skinny shapes (`cargo xtask sweep
+// --partials`); at the others both partial rungs are step 12.
 common::precision_steps! {
     idea: "for a small M, A and B swap places so that N fills wgmma's rows; a cluster on every SM shares the K-tiles out",
     hopper: run,
     headers: &[step10_warp_specialized::WARPGROUPS, step11_cluster_persistent::SCHEDULE, step12_epilogue::EPILOGUE, SKINNY],
+    partials: {
+        "no-stream-k": "A and B swapped, on step 12's persistent grid: no more clusters than tiles" =>
+            |t| SkinnyTiles { spread: false, ..t },
+        "no-swap": "step 12's tiles, with a cluster on every SM sharing their K-tiles out (stream-K)" =>
+            |t| SkinnyTiles { swap: false, ..t },
+    },
     precisions: { FP16 = F16, BF16 = Bf16, FP16_C16 = F16C16, BF16_C16 = Bf16C16 },
 }
+// ANCHOR_END: partials
 
 #[cfg(test)]
 mod tests {
@@ -118,7 +148,7 @@ mod tests {
             for p in [Precision::F16, Precision::Bf16C16] {
                 let ours = launch_with(&s, p, tiles(p));
                 let step12 = step12_epilogue::launch_with(&s, p, step12_epilogue::tiles(p));
-                assert_eq!(ours, step12.define("SWAP", 0), "{s} {p}");
+                assert_eq!(ours, step12.define("SWAP", 0).define("SPREAD", 0), "{s} {p}");
             }
         }
         // A tall product stays unswapped: M above N.
@@ -135,10 +165,28 @@ mod tests {
             assert!(launch.dynamic_smem_bytes <= 227 * 1024, "{s}: {} bytes", launch.dynamic_smem_bytes);
             let bn = launch.value("BN").unwrap() as usize;
             assert_eq!(launch.grid.0 as usize, 11008usize.div_ceil(128) * m.div_ceil(bn), "{s}");
+            assert_eq!(launch.value("SPREAD"), Some(1), "{s}");
             assert_eq!(
                 (launch.value("SWAP"), launch.value("CLUSTER"), launch.value("HALVES")),
                 (Some(1), Some(1), Some(0))
             );
+        }
+    }
+
+    /// Each partial rung leaves one idea out at a skinny shape, and is the rung (step 12) at 4096³.
+    #[test]
+    fn each_partial_leaves_one_idea_out() {
+        let ideas = |step: &common::Step, s: &Shape| {
+            let launch = (step.launch)(s);
+            (launch.value("SWAP"), launch.value("SPREAD"), launch.value("BN"))
+        };
+        let skinny = Shape::new(16, 11008, 4096);
+        let partial = |name: &str| &FP16.partials.iter().find(|p| p.name == name).unwrap().step;
+        assert_eq!(ideas(&FP16, &skinny), (Some(1), Some(1), Some(16)));
+        assert_eq!(ideas(partial("no-stream-k"), &skinny), (Some(1), Some(0), Some(16)));
+        assert_eq!(ideas(partial("no-swap"), &skinny), (Some(0), Some(1), Some(256)));
+        for p in FP16.partials {
+            assert_eq!((p.step.launch)(&Shape::cube(4096)), (FP16.launch)(&Shape::cube(4096)), "{}", p.name);
         }
     }
 }
