@@ -20,8 +20,8 @@ pub enum Plan {
 // ANCHOR: rule
 /// The rule, as a table: a shape whose M is at most the first column and no larger than its N is
 /// multiplied swapped, with the narrow tile and the ring of that row (the first row that holds).
-/// The ring fills the shared memory left beside two staging buffers of C per consumer; a narrow
-/// tile leaves room for more buffers, which keep more of B in flight.
+/// A narrow tile leaves room for more ring buffers beside two staging buffers of C per consumer
+/// (eight, six with the 128-wide tile), which keep more of B in flight.
 pub const RULE: &[(usize, Plan)] = &[
     (16, Plan::Swapped { bn: 16, stages: 8 }),
     (32, Plan::Swapped { bn: 32, stages: 8 }),
