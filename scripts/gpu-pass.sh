@@ -4,7 +4,8 @@
 # Parts: info smoke tests time bench ncu sanitize experiments tune (default: all but smoke). Steps with
 # several precisions (step 7) are timed, profiled and sanitized in each. BENCHES (a glob),
 # NCU_STEPS, SANITIZE_STEPS and TIME_STEPS (regexes) narrow those parts to some steps;
-# TIME_SHAPES lists the shapes of the time part (default 4096); EXPERIMENTS lists the
+# TIME_SHAPES lists the shapes of the time part (default 4096), SANITIZE_SHAPES those of the sanitize
+# part (MxNxK; default 67x45x33 and 68x44x36; step 15 swaps A and B at 17x45x33); EXPERIMENTS lists the
 # experiment kernels to time (default: all of notes/experiments); TESTS (a glob) the test binaries. Every program's
 # output goes to OUT/logs/; a short summary is printed last and kept in OUT/summary.md.
 set -u
@@ -20,8 +21,8 @@ say() { echo "$*" | tee -a "$summary"; }
 has() { [[ " $parts " == *" $1 "* ]]; }
 bin=$bundle/bin
 steps=$(ls "$bin" | sort)
-small="--m 67 --n 45 --k 33"      # edge path everywhere
-small_vec="--m 68 --n 44 --k 36"  # float4 path with edge tiles
+# The sanitizer's shapes: the edge path everywhere, and the float4 path with edge tiles.
+sanitize_shapes=${SANITIZE_SHAPES:-67x45x33 68x44x36}
 # The --precision values a step binary takes, from its --help ("-" for the FP32 steps).
 precisions() {
   local p; p=$("$bin/$1" --help | sed -n 's/.*\[possible values: \(.*\)\]/\1/p' | tr -d ',')
@@ -125,9 +126,9 @@ if has sanitize; then
   for s in $(echo "$steps" | grep -E "${SANITIZE_STEPS:-.}"); do
     for p in $(precisions "$s"); do
       for tool in memcheck racecheck synccheck; do
-        for shape in "$small" "$small_vec"; do
-          log="$logs/san-$s-$p-$tool-${shape// /_}.log"
-          timeout "$limit" compute-sanitizer --tool $tool --error-exitcode 99 "$bin/$s" $shape $(pflag "$p") --verify-only > "$log" 2>&1; rc=$?
+        for shape in $sanitize_shapes; do
+          log="$logs/san-$s-$p-$tool-$shape.log"
+          timeout "$limit" compute-sanitizer --tool $tool --error-exitcode 99 "$bin/$s" --shape "$shape" $(pflag "$p") --verify-only > "$log" 2>&1; rc=$?
           say "- $s $p $tool ($shape): exit $rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tr '\n' ' ')"
         done
       done

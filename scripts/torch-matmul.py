@@ -171,6 +171,9 @@ def main():
     ap.add_argument("--shapes", type=lambda s: [parse_shape(x) for x in s.split(",")],
                     default=[(4096, 4096, 4096), (8192, 8192, 8192), (4096, 11008, 4096)],
                     help="comma-separated MxNxK or S")
+    ap.add_argument("--decode", action="store_true",
+                    help="time the decode shapes instead: M = 1 to 256 against (N, K) = (11008, 4096), "
+                         "(4096, 11008) and (4096, 4096), as cargo xtask references --decode")
     ap.add_argument("--precisions", type=lambda s: s.split(","), default=["fp16", "bf16", "tf32", "3xtf32"],
                     help="comma-separated, of fp16, bf16, tf32, 3xtf32, fp8, fp8-block")
     ap.add_argument("--idle-us", type=float, default=None, metavar="MICROSECONDS",
@@ -186,6 +189,9 @@ def main():
     rows_out = []
     notes = []
     idles = []
+    if args.decode:
+        args.shapes = [(m, n, k) for (n, k) in ((11008, 4096), (4096, 11008), (4096, 4096))
+                       for m in (1, 8, 16, 32, 64, 128, 256)]
     for (m, n, k) in args.shapes:
         a32 = torch.rand(m, k, device="cuda", generator=gen) * 2 - 1
         b32 = torch.rand(k, n, device="cuda", generator=gen) * 2 - 1

@@ -1,4 +1,4 @@
-// Step 10's block, which steps 11, 12 and 14 keep: a producer warpgroup, BM / 64 consumer
+// Step 10's block, which steps 11, 12, 14 and 15 keep: a producer warpgroup, BM / 64 consumer
 // warpgroups, and the ring of (A tile, B tile) buffers between them (included as "warpgroups.cuh";
 // FP16 and BF16, or FP8, Prec<PREC>).
 #pragma once
@@ -17,6 +17,6 @@ constexpr int B_BYTES = BN * ROW;  // B tile: BK rows of BN elements, in boxes o
 constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
 constexpr int BOX_BYTES = 64 * ROW;  // a TMA box of B: 64 columns of C by BK
 static_assert(BK * sizeof(P::in_t) == ROW, "a tile row is one 128-byte swizzle row");
-static_assert(BM % 64 == 0 && (BN == 128 || BN == 256), "64 x 128 or 64 x 256 wgmma tiles");
+static_assert(BM % 64 == 0 && BN % 8 == 0 && BN <= 256, "64 x BN wgmma tiles, BN a multiple of 8 up to 256");
 static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "tiles start on the swizzle's 1024-byte period");
 // ANCHOR_END: config

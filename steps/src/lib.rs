@@ -35,6 +35,10 @@ pub static ALL: &[Step] = &[
     step14_fp8::FP8_C32,
     step14_fp8::FP8_BLOCK,
     step14_fp8::FP8_BLOCK_C32,
+    step15_skinny::FP16,
+    step15_skinny::BF16,
+    step15_skinny::FP16_C16,
+    step15_skinny::BF16_C16,
 ];
 
 /// Kernels kept beside the steps, embedded at build time so that no tool reads the source

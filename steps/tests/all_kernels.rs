@@ -19,12 +19,12 @@ fn kept_kernel_compiles(step: &Step, source: &KernelSource, arch: &str) -> Resul
     Ok(())
 }
 
-/// A partial rung's launches compile without spills, and differ from its rung's.
+/// A partial rung's launches compile without spills, and differ from its rung's at some shape
+/// (step 15's only at the skinny ones).
 fn partial_compiles(partial: &Step, arch: &str) -> Result<(), Failed> {
     launches_are_checked(partial)?;
     let whole = steps::by_id(&partial.id()).ok_or("no rung of that id")?;
-    let shape = Shape::cube(4096);
-    if (partial.launch)(&shape).defines == (whole.launch)(&shape).defines {
+    if variant_shapes().iter().all(|s| (partial.launch)(s).defines == (whole.launch)(s).defines) {
         return Err("the partial rung launches as its rung does".into());
     }
     for s in variant_shapes() {

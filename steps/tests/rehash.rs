@@ -1,6 +1,7 @@
 //! What `cargo xtask rehash` compares, on the steps' own kernels with NVRTC (no GPU; ignored
-//! when libnvrtc is absent). A test of the staff's tool on the real kernels: a lab handout, whose
-//! kernels are skeletons, leaves it out.
+//! when libnvrtc is absent), and a claim made with it: step 15 without its swap is step 12. A test
+//! of the staff's tool on the real kernels: a lab handout, whose kernels are skeletons, leaves it
+//! out.
 
 use common::harness::device::nvrtc_present;
 use common::tools::testing::{nvrtc_missing, nvrtc_required, same_machine_code};
@@ -34,6 +35,27 @@ fn rehash_compares_machine_code() -> Result<(), Failed> {
     }
 }
 
+/// Step 15 without its swap is step 12: the same machine code at 4096³, where its rule keeps step
+/// 12's launch, so that no large shape can be slower than step 12.
+fn step15_unswapped_is_step12() -> Result<(), Failed> {
+    use common::harness::compile::{compile, machine_code};
+    let shape = common::Shape::cube(4096);
+    for (ours, theirs) in
+        [(&step15_skinny::FP16, &step12_epilogue::FP16), (&step15_skinny::BF16_C16, &step12_epilogue::BF16_C16)]
+    {
+        let launch = (ours.launch)(&shape);
+        if launch.value("SWAP") != Some(0) {
+            return Err(format!("{} swaps at {shape}", ours.id()).into());
+        }
+        let now = compile(&ours.kernel, &launch.defines, "sm_90a").map_err(|e| e.to_string())?;
+        let then = compile(&theirs.kernel, &(theirs.launch)(&shape).defines, "sm_90a").map_err(|e| e.to_string())?;
+        if machine_code(&now.cubin)? != machine_code(&then.cubin)? {
+            return Err(format!("{} and {} differ in machine code at {shape}", ours.id(), theirs.id()).into());
+        }
+    }
+    Ok(())
+}
+
 fn main() -> std::process::ExitCode {
     common::tools::cli::program_start();
     let args = Arguments::from_args();
@@ -44,6 +66,9 @@ fn main() -> std::process::ExitCode {
     }
     let trials = vec![
         Trial::test("nvrtc/rehash-compares-machine-code", rehash_compares_machine_code)
+            .with_kind("nvrtc")
+            .with_ignored_flag(no_nvrtc),
+        Trial::test("nvrtc/step15-unswapped-is-step12", step15_unswapped_is_step12)
             .with_kind("nvrtc")
             .with_ignored_flag(no_nvrtc),
     ];

@@ -20,6 +20,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The decode shapes (`--decode`): M = 1 to 256 rows of activations against a layer's weights,
+/// (N, K) = (11008, 4096), (4096, 11008) and (4096, 4096), the shapes step 15 is measured on.
+pub fn decode_shapes() -> Vec<Shape> {
+    let layers = [(11008, 4096), (4096, 11008), (4096, 4096)];
+    layers.into_iter().flat_map(|(n, k)| [1, 8, 16, 32, 64, 128, 256].map(|m| Shape::new(m, n, k))).collect()
+}
+
 /// Square sizes of the sweep, and shapes from real workloads: a transformer MLP layer
 /// (4096 tokens, hidden 4096, middle 11008), decode-like skinny products (M = 16 tokens), and an
 /// odd shape that exercises every edge path.
@@ -32,6 +39,14 @@ pub fn default_shapes() -> Vec<Shape> {
         Shape::new(1000, 1001, 999),
     ]);
     v
+}
+
+/// `shapes`, then the decode shapes if `decode`; `default` where neither names any.
+pub fn with_decode(mut shapes: Vec<Shape>, decode: bool, default: fn() -> Vec<Shape>) -> Vec<Shape> {
+    if decode {
+        shapes.extend(decode_shapes().into_iter().filter(|s| !shapes.contains(s)).collect::<Vec<_>>());
+    }
+    if shapes.is_empty() { default() } else { shapes }
 }
 
 /// "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3".
@@ -66,6 +81,9 @@ pub struct Args {
     /// Shapes, comma-separated MxNxK or S; default: the sweep's squares and workload shapes
     #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = crate::shape)]
     shapes: Vec<Shape>,
+    /// The decode shapes (M = 1 to 256 at three layers' N and K), after --shapes or alone
+    #[arg(long)]
+    decode: bool,
     /// Keep the recorded runs from the existing results file (each with the date it was
     /// measured), replacing only the steps swept now at the shapes swept now (a swept step's
     /// other shapes are kept while its kernel's hash is unchanged): for a re-sweep of changed
@@ -304,9 +322,9 @@ fn measure(b: &mut Bench, at: &mut AtShape, swept: Swept, progress: &str) -> Res
     })
 }
 
-pub fn run(Args { out, steps: keys, shapes, merge, partials }: Args) -> Result<(), String> {
+pub fn run(Args { out, steps: keys, shapes, decode, merge, partials }: Args) -> Result<(), String> {
     let swept = swept(&keys, partials)?;
-    let shapes = if shapes.is_empty() { default_shapes() } else { shapes };
+    let shapes = with_decode(shapes, decode, default_shapes);
     let e = |e: common::Error| e.to_string();
     let gpu = Gpu::shared().map_err(e)?;
     let (cublas, lt) = (Cublas::new(&gpu).map_err(e)?, CublasLt::new(&gpu).map_err(e)?);
@@ -395,6 +413,18 @@ pub fn run(Args { out, steps: keys, shapes, merge, partials }: Args) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--decode` adds the 21 decode shapes after those named, once each; alone it sweeps them alone.
+    #[test]
+    fn decode_shapes_join_the_named_ones() {
+        let decode = decode_shapes();
+        assert_eq!(decode.len(), 21);
+        assert!(decode.contains(&Shape::new(1, 11008, 4096)) && decode.contains(&Shape::new(256, 4096, 11008)));
+        assert_eq!(with_decode(vec![], true, default_shapes), decode);
+        let named = with_decode(vec![Shape::cube(1024), Shape::new(16, 11008, 4096)], true, default_shapes);
+        assert_eq!((named.len(), named[0]), (22, Shape::cube(1024)));
+        assert_eq!(with_decode(vec![], false, default_shapes), default_shapes());
+    }
 
     /// `--partials` sweeps each partial rung right after its rung.
     #[test]

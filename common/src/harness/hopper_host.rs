@@ -144,23 +144,25 @@ pub fn b_map(call: &mut HostCall<'_>, bk: usize) -> Result<TensorMap> {
     call.workspace.tensor_map(key, || input_map(p, b, &[cols, rows], &[pitch], &boxes))
 }
 
-/// C's tensor map as steps 12 and 13 store it, boxes of 128 bytes x 64 rows. When C's rows are not
-/// 16-byte aligned the map describes a padded copy instead (copied in first when beta reads C),
-/// returned as (address, pitch) for [`copy_back`].
-pub fn c_map(call: &mut HostCall<'_>) -> Result<(TensorMap, Option<(u64, usize)>)> {
+/// C's tensor map as steps 12-15 store it, boxes of 128 bytes x `rows` rows (64; step 15's
+/// transposed chunks are as tall as its narrow tile). When C's rows are not 16-byte aligned the map
+/// describes a padded copy instead (copied in first when beta reads C), returned as (address,
+/// pitch) for [`copy_back`].
+pub fn c_map(call: &mut HostCall<'_>, rows: usize) -> Result<(TensorMap, Option<(u64, usize)>)> {
     let Shape { m, n, .. } = call.gemm.shape;
     let elem = call.precision.output();
     let c = call.c.ptr(call.gpu);
     let (at, pitch) = aligned_rows(call, "C with aligned rows", c, m, n, elem, call.gemm.beta != 0.0)?;
-    let key = vec![2, at, m as u64, n as u64];
-    let map = call.workspace.tensor_map(key, || tensor_map(elem, at, &[n, m], &[pitch], &[128 / elem.bytes(), 64]))?;
+    let key = vec![2, at, m as u64, n as u64, rows as u64];
+    let map =
+        call.workspace.tensor_map(key, || tensor_map(elem, at, &[n, m], &[pitch], &[128 / elem.bytes(), rows]))?;
     Ok((map, (at != c).then_some((at, pitch))))
 }
 
 /// The launch of steps 12 and 13, whose kernels reach C through its tensor map: C's map, a
 /// persistent cluster launch with A's and B's maps, and C copied back when its rows needed padding.
 pub fn launch_through_c(call: &mut HostCall<'_>, a: &TensorMap, b: &TensorMap) -> Result<()> {
-    let (c, padded) = c_map(call)?;
+    let (c, padded) = c_map(call, 64)?;
     let grid = persistent_grid(call)?;
     launch_sgemm(call, (a, b), Some(&c), grid)?;
     copy_back(call, padded)
@@ -174,14 +176,20 @@ pub fn copy_back(call: &HostCall<'_>, padded: Option<(u64, usize)>) -> Result<()
     copy_pitched(call.gpu, at, pitch, call.c.ptr(call.gpu), row, row, m)
 }
 
-/// A persistent grid along x: as many clusters as the GPU runs at once (asked once per kernel),
-/// each looping over jobs; no more than the launch's jobs (its grid), or halves of jobs when the
-/// kernel cuts the last wave's (HALVES).
-pub fn persistent_grid(call: &mut HostCall<'_>) -> Result<(u32, u32, u32)> {
+/// How many clusters of the launch's CLUSTER blocks the GPU runs at once (asked once per kernel).
+pub fn resident_clusters(call: &mut HostCall<'_>) -> Result<u32> {
     let (f, launch, gpu) = (&call.loaded.function, call.launch, call.gpu);
     let (smem, cluster) = (launch.dynamic_smem_bytes, launch.value("CLUSTER").unwrap_or(1) as u32);
     let key = vec![f.cu_function() as u64, smem as u64, cluster as u64];
-    let resident = call.workspace.count(key, || max_active_clusters(gpu, f, launch.block, smem, (cluster, 1, 1)))?;
+    call.workspace.count(key, || max_active_clusters(gpu, f, launch.block, smem, (cluster, 1, 1)))
+}
+
+/// A persistent grid along x: as many clusters as the GPU runs at once, each looping over jobs; no
+/// more than the launch's jobs (its grid), or halves of jobs when the kernel cuts the last wave's
+/// (HALVES).
+pub fn persistent_grid(call: &mut HostCall<'_>) -> Result<(u32, u32, u32)> {
+    let resident = resident_clusters(call)?;
+    let (launch, cluster) = (call.launch, call.launch.value("CLUSTER").unwrap_or(1) as u32);
     let jobs = launch.grid.0 / cluster;
     let clusters =
         if launch.value("HALVES") == Some(1) && 2 * jobs <= resident { 2 * jobs } else { jobs.min(resident) };

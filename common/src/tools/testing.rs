@@ -104,6 +104,19 @@ pub const REPEAT_CASES: &[(Shape, f32, f32)] = &[
     (Shape::new(60, 17600, 2800), 1.5, 0.0),
 ];
 
+/// Cases a step adds to the shared suite for what is its own: `shapes`, each run with every pair
+/// of [`SUITE_SCALARS`], and `repeatable` cases, each launched twice on the same inputs, which
+/// must give the same bits (a reduction in a fixed order).
+pub struct OwnCases {
+    pub shapes: &'static [Shape],
+    pub repeatable: &'static [(Shape, f32, f32)],
+}
+
+impl OwnCases {
+    /// The shared suite alone.
+    pub const NONE: OwnCases = OwnCases { shapes: &[], repeatable: &[] };
+}
+
 /// The GPU and cuBLAS handle the whole test binary shares, or why there is none.
 fn shared() -> Result<(Arc<Gpu>, Arc<Mutex<Cublas>>), Error> {
     static BLAS: OnceLock<Result<Arc<Mutex<Cublas>>, Error>> = OnceLock::new();
@@ -140,6 +153,34 @@ pub fn nonfinite_inputs(gemm: &Gemm, seed: u64) -> data::Inputs {
     x.b[depth() * n + n - 1] = f32::NEG_INFINITY;
     x.b[depth() * n + n / 2] = f32::INFINITY;
     x
+}
+
+/// `gemm` launched twice on one runner with the same inputs: both results pass and are the same
+/// bits.
+fn run_repeatable(step: &Step, gemm: Gemm) -> Result<(), Failed> {
+    let (gpu, blas) = shared().map_err(|e| e.to_string())?;
+    let blas = blas.lock().unwrap_or_else(|p| p.into_inner());
+    let mut runner = Runner::new(&gpu, step, None).map_err(|e| e.to_string())?;
+    let p = Prepared::new(&gpu, &blas, &gemm, step.precision, data::fresh_seed()).map_err(|e| e.to_string())?;
+    let mut results = Vec::new();
+    for _ in 0..2 {
+        let mut c = p.fresh_c(&gpu, 0).map_err(|e| e.to_string())?;
+        runner.run(&gemm, &p.a, &p.b, &mut c).map_err(|e| e.to_string())?;
+        crate::harness::device::sync(&gpu, &runner.kernel.name).map_err(|e| e.to_string())?;
+        let verified = p.check_result(&c.download(&gpu).map_err(|e| e.to_string())?);
+        if !verified.passed() {
+            return Err(verified.report(&runner.kernel.name).into());
+        }
+        results.push(c.bytes(&gpu).map_err(|e| e.to_string())?);
+    }
+    let differ = results[0].iter().zip(&results[1]).filter(|(a, b)| a != b).count();
+    if differ > 0 {
+        return Err(format!(
+            "two launches on the same inputs differ in {differ} bytes of C: the sums are not added in a fixed order"
+        )
+        .into());
+    }
+    Ok(())
 }
 
 fn run_nonfinite_case(step: &Step, gemm: Gemm) -> Result<(), Failed> {
@@ -300,9 +341,9 @@ pub fn compile_trials(step: &Step) -> Vec<Trial> {
     out
 }
 
-/// One trial per case, named like `31x32x33/alpha=-1.5,beta=0.75` (`fp16/31x32x33/...` for
-/// the tensor-core precisions).
-pub fn trials(step: &Step) -> Vec<Trial> {
+/// One trial per case, the step's own among them, named like `31x32x33/alpha=-1.5,beta=0.75`
+/// (`fp16/31x32x33/...` for the tensor-core precisions).
+pub fn trials(step: &Step, own: &OwnCases) -> Vec<Trial> {
     let missing = shared().err().filter(Error::is_missing_gpu).or_else(|| {
         // A GPU that cannot run this step (too old, or not the one architecture it is built for).
         let gpu = Gpu::shared().ok()?;
@@ -316,9 +357,14 @@ pub fn trials(step: &Step) -> Vec<Trial> {
     let prefix = if step.precision == Precision::F32 { String::new() } else { format!("{}/", step.precision) };
     let name =
         |what: &str, gemm: &Gemm| format!("{prefix}{what}{}/alpha={},beta={}", gemm.shape, gemm.alpha, gemm.beta);
-    let suite = cases().into_iter().map(|gemm| {
+    let scaled = |&s: &Shape| SUITE_SCALARS.iter().map(move |&(a, b)| Gemm::new(s, a, b));
+    let suite = cases().into_iter().chain(own.shapes.iter().flat_map(scaled)).map(|gemm| {
         let step = step.clone();
         Trial::test(name("", &gemm), move || run_case(&step, gemm, 1))
+    });
+    let repeatable = own.repeatable.iter().map(|&(s, a, b)| {
+        let (step, gemm) = (step.clone(), Gemm::new(s, a, b));
+        Trial::test(name("same-bits/", &gemm), move || run_repeatable(&step, gemm))
     });
     let nonfinite = NONFINITE_CASES.iter().map(|&(s, a, b)| {
         let (step, gemm) = (step.clone(), Gemm::new(s, a, b));
@@ -335,6 +381,7 @@ pub fn trials(step: &Step) -> Vec<Trial> {
     suite
         .chain(nonfinite)
         .chain(repeat)
+        .chain(repeatable)
         .chain(probes)
         .map(|t| t.with_kind("gpu").with_ignored_flag(missing.is_some()))
         .collect()
@@ -348,6 +395,11 @@ pub fn main(step: &Step) -> ExitCode {
 
 /// Main of the GPU test binary of a step with one `Step` per precision: the suite in each.
 pub fn main_variants(variants: &[Step]) -> ExitCode {
+    main_variants_with(variants, &OwnCases::NONE)
+}
+
+/// [`main_variants`] with the step's own cases beside the shared suite.
+pub fn main_variants_with(variants: &[Step], own: &OwnCases) -> ExitCode {
     crate::tools::cli::program_start();
     let mut args = Arguments::from_args();
     args.test_threads.get_or_insert(1);
@@ -364,7 +416,7 @@ pub fn main_variants(variants: &[Step]) -> ExitCode {
         .flat_map(|(i, s)| {
             let compiles =
                 compile_trials(s).into_iter().filter(move |t| i == 0 || !t.name().ends_with("compile/nvrtc"));
-            compiles.chain(trials(s))
+            compiles.chain(trials(s, own))
         })
         .collect();
     libtest_mimic::run(&args, all).exit_code()

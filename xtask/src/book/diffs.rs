@@ -26,7 +26,7 @@ pub enum Part {
 
 /// The diffs the chapters show: (earlier rung, later rung, what is compared), crate names. Steps
 /// 13 and 14 add whole functions beside step 12's kernel; their diffs are the kernel function
-/// alone (step 14 builds on step 12, as step 13 does).
+/// alone (step 14 builds on step 12, as step 13 does). Step 15 builds on step 12 too.
 pub const DIFFS: &[(&str, &str, Part)] = &[
     ("step09-wgmma-tma", "step10-warp-specialized", Part::Kernel),
     ("step09-wgmma-tma", "step10-warp-specialized", Part::NewHeader("warpgroups.cuh")),
@@ -34,6 +34,8 @@ pub const DIFFS: &[(&str, &str, Part)] = &[
     ("step11-cluster-persistent", "step12-epilogue", Part::Kernel),
     ("step12-epilogue", "step13-3xtf32", Part::Region("kernel")),
     ("step12-epilogue", "step14-fp8", Part::Region("kernel")),
+    ("step12-epilogue", "step15-skinny", Part::Kernel),
+    ("step12-epilogue", "step15-skinny", Part::NewHeader("skinny.cuh")),
 ];
 
 /// Unchanged lines shown around each change: enough to find the place in the kernel, few enough

@@ -43,7 +43,9 @@ fn readme_table(r: &Results) -> String {
         s += "\nThe tensor-core steps, against cuBLAS in the same precision (3xTF32: against cuBLAS SGEMM):\n";
     }
     for name in names {
-        let _ = write!(s, "\n- step{}: {}", number(name), tensor_readme_line(r, name));
+        if let Some(line) = tensor_readme_line(r, name) {
+            let _ = write!(s, "\n- step{}: {line}", number(name));
+        }
     }
     s
 }
@@ -71,8 +73,9 @@ fn step_readme_line(r: &Results, step: &str) -> String {
 }
 
 /// One sentence for a tensor-core step's README: each precision at 4096³ against cuBLAS in that
-/// precision (and the fastest cuBLAS configuration, where more than one was measured).
-fn tensor_readme_line(r: &Results, name: &str) -> String {
+/// precision (and the fastest cuBLAS configuration, where more than one was measured); none for a
+/// step not swept at 4096³ on this GPU.
+fn tensor_readme_line(r: &Results, name: &str) -> Option<String> {
     let parts: Vec<String> = r
         .tensor_steps()
         .iter()
@@ -87,13 +90,15 @@ fn tensor_readme_line(r: &Results, name: &str) -> String {
             })
         })
         .collect();
-    format!(
-        "on one {} ({} sweep, `results/{}.json`), at 4096³: {}.\n",
-        r.sweep.gpu.name,
-        r.dates(|s| s.starts_with(name)),
-        r.slug,
-        parts.join(", ")
-    )
+    (!parts.is_empty()).then(|| {
+        format!(
+            "on one {} ({} sweep, `results/{}.json`), at 4096³: {}.\n",
+            r.sweep.gpu.name,
+            r.dates(|s| s.starts_with(name)),
+            r.slug,
+            parts.join(", ")
+        )
+    })
 }
 
 /// Replaces the text between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`.
@@ -120,7 +125,7 @@ pub fn readmes(root: &Path, all: &[Results]) -> Vec<(PathBuf, String)> {
     tensor.dedup();
     for name in tensor {
         let path = root.join(name).join("README.md");
-        let line = tensor_readme_line(r, name);
+        let Some(line) = tensor_readme_line(r, name) else { continue };
         let line = format!("{}{}", line[..1].to_uppercase(), &line[1..]);
         if let Some(text) = std::fs::read_to_string(&path).ok().and_then(|t| fill(&t, "measured", &line)) {
             out.push((path, text));

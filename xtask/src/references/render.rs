@@ -122,6 +122,13 @@ impl<'a> Judged<'a> {
     }
 }
 
+/// The highest rung in precision `p` that the file timed: the top rung, or, in a file that predates
+/// it, the rung that was the top one then.
+fn timed_rung(p: Precision, rows: &[&Row]) -> Option<&'static common::Step> {
+    let timed = |s: &&common::Step| rows.iter().any(|x| x.who == s.id());
+    steps::ALL.iter().rev().filter(|s| s.precision == p).find(timed).or_else(|| top_rung(p))
+}
+
 /// The top rung against the fastest cuBLAS configuration (and `torch.matmul`) with the same C,
 /// wherever the file has both; with the verdict timing of the two (`verdict`) where it has one.
 fn judge<'a>(r: &'a References, rows: &[&'a Row], keys: &'a [(u64, u64, u64, String)]) -> Vec<Judged<'a>> {
@@ -136,7 +143,7 @@ fn judge<'a>(r: &'a References, rows: &[&'a Row], keys: &'a [(u64, u64, u64, Str
             .and_then(|w| w.clocks.held_back());
         let Some(family) = Precision::ALL.into_iter().find(|x| x.label() == p) else { continue };
         for prec in with_c_types(family) {
-            let Some(step) = top_rung(prec) else { continue };
+            let Some(step) = timed_rung(prec, rows) else { continue };
             let c = elem_label(prec.output());
             for method in Method::BOTH.map(Method::label) {
                 let at = |x: &Row| {

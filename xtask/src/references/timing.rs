@@ -36,6 +36,9 @@ pub struct Args {
     /// Shapes, comma-separated MxNxK or S (default: 4096, 8192, 4096x11008x4096)
     #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = crate::shape)]
     shapes: Vec<Shape>,
+    /// The decode shapes (M = 1 to 256 at three layers' N and K), after --shapes or alone
+    #[arg(long)]
+    decode: bool,
     /// Precisions, comma-separated (default: fp16,bf16,tf32,3xtf32); fp8 and fp8-block time
     /// both C types (BF16 and FP32), as fp16 and bf16 do
     #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = parse_precision)]
@@ -84,12 +87,10 @@ fn in_turn(plan: &TimingPlan) -> String {
     )
 }
 
-pub fn run(Args { out, shapes, precisions, algos, torch, kernel, define, merge }: Args) -> Result<(), String> {
-    let shapes = if shapes.is_empty() {
+pub fn run(Args { out, shapes, decode, precisions, algos, torch, kernel, define, merge }: Args) -> Result<(), String> {
+    let shapes = crate::sweep::with_decode(shapes, decode, || {
         vec![Shape::cube(4096), Shape::cube(8192), Shape::new(4096, 11008, 4096)]
-    } else {
-        shapes
-    };
+    });
     let precisions = if precisions.is_empty() { PRECISIONS.to_vec() } else { precisions };
     let torch = torch.map(|f| load_torch(&f)).transpose()?;
     let experiments = experiments(kernel.as_deref(), &precisions)?;

@@ -17,7 +17,7 @@ pub(super) const FONT: u32 = 24;
 pub(super) const TITLE: u32 = 28;
 /// One colour per step of the ladder (Tableau 10), by step number: the precisions of a step share
 /// its colour, and a precision has its own marker ([`marker`]) in every chart.
-const PALETTE: [RGBColor; 14] = [
+const PALETTE: [RGBColor; 15] = [
     RGBColor(0x4e, 0x79, 0xa7),
     RGBColor(0xf2, 0x8e, 0x2b),
     RGBColor(0xe1, 0x57, 0x59),
@@ -32,6 +32,7 @@ const PALETTE: [RGBColor; 14] = [
     RGBColor(0x66, 0x3d, 0x99),
     RGBColor(0xb8, 0x54, 0x0b),
     RGBColor(0x00, 0x6d, 0x8f),
+    RGBColor(0xc2, 0x3b, 0x8f),
 ];
 /// cuBLAS and the roofs.
 pub(super) const REFERENCE: RGBColor = RGBColor(0x22, 0x22, 0x22);

@@ -100,6 +100,7 @@ const DIAGRAMS: &[(&str, Drawn, &str)] = &[
     ("step12-epilogue", Drawn::Staging, "staging"),
     ("step13-3xtf32", Drawn::Split, "split"),
     ("step14-fp8", Drawn::Promotion, "promotion"),
+    ("step15-skinny", Drawn::Schedule, "schedule"),
 ];
 
 /// The 128-byte XOR swizzle of 16-byte chunks, as the PTX ISA defines it: the layout step 8

@@ -1,0 +1,192 @@
+//! Step 15: skinny shapes. For a small M, A and B swap places: the kernel computes C^T = B^T A^T,
+//! so that N fills wgmma's 64 rows and M is a narrow tile (16 to 128), and a cluster on every SM
+//! shares the few tiles' K-tiles out (stream-K). Larger shapes run step 12's kernel and launch.
+//! FP16 and BF16, each with an FP32 or a 16-bit C; sm_90a only.
+
+use common::harness::compile::Header;
+use common::harness::hopper_host::{self, CHUNK_BYTES, HopperTiles};
+use common::harness::host::HostCall;
+use common::{Launch, Precision, Result, Shape};
+
+/// How one shape is multiplied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// Step 12's tiles and launch, unchanged.
+    Step12,
+    /// A and B swapped: tiles of C^T of 128 rows of N by `bn` rows of M, `stages` ring buffers.
+    Swapped { bn: usize, stages: usize },
+}
+
+// ANCHOR: rule
+/// The rule, as a table: a shape whose M is at most the first column and no larger than its N is
+/// multiplied swapped, with the narrow tile and the ring of that row (the first row that holds).
+/// A narrow tile leaves room for more ring buffers beside two staging buffers of C per consumer
+/// (eight, six with the 128-wide tile), which keep more of B in flight.
+pub const RULE: &[(usize, Plan)] = &[
+    (16, Plan::Swapped { bn: 16, stages: 8 }),
+    (32, Plan::Swapped { bn: 32, stages: 8 }),
+    (64, Plan::Swapped { bn: 64, stages: 8 }),
+    (256, Plan::Swapped { bn: 128, stages: 6 }),
+];
+
+/// The plan the rule picks for `s`: swapped where M is small and N is not, else step 12's.
+pub fn plan(s: &Shape) -> Plan {
+    let row = RULE.iter().find(|(most, _)| s.m <= *most && s.m <= s.n);
+    row.map_or(Plan::Step12, |&(_, plan)| plan)
+}
+// ANCHOR_END: rule
+
+// ANCHOR: tiles
+/// Step 15's tiles: step 12's for the shapes the rule leaves to it, and the step's two ideas, each
+/// of which a partial rung leaves out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SkinnyTiles {
+    pub step12: HopperTiles,
+    /// A and B swapped where the rule says so.
+    pub swap: bool,
+    /// A cluster on every SM where the rule would swap, so that the schedule shares the few
+    /// tiles' K-tiles out among all of them (stream-K); else the persistent grid of step 12.
+    pub spread: bool,
+}
+
+/// Step 12's tiles, both ideas on.
+pub const fn tiles(p: Precision) -> SkinnyTiles {
+    SkinnyTiles { step12: step12_epilogue::tiles(p), swap: true, spread: true }
+}
+// ANCHOR_END: tiles
+
+// ANCHOR: launch
+/// Step 12's launch, or the swapped product's: 128 rows of N (two consumers) by the narrow tile,
+/// clusters of one block (no multicast: the narrow tile of A is small), no half jobs. The launch's
+/// grid is the product's tiles; with SPREAD the host launches a cluster on every SM instead (`run`).
+pub fn launch_with(s: &Shape, p: Precision, t: SkinnyTiles) -> Launch {
+    let small = plan(s) != Plan::Step12;
+    let launch = match plan(s) {
+        Plan::Swapped { bn, stages } if t.swap => {
+            let t = HopperTiles { bm: 128, bn, stages, cluster: 1, ..t.step12 };
+            let consumers = t.bm / 64;
+            let product = Shape::new(s.n, s.m, s.k);
+            let staging = consumers * 2 * CHUNK_BYTES;
+            t.launch(s, p, (t.jobs(&product), 1, 1), 128 * (consumers + 1) as u32, 1, staging)
+                .define("HALVES", 0)
+                .define("SWAP", 1)
+        }
+        _ => step12_epilogue::launch_with(s, p, t.step12).define("SWAP", 0),
+    };
+    launch.define("SPREAD", (small && t.spread) as i64)
+}
+// ANCHOR_END: launch
+
+// ANCHOR: host
+/// One GEMM: the tensor maps (swapped, A's boxes as tall as the narrow tile and C's as its
+/// chunks), then step 12's persistent grid or, with SPREAD, a cluster on every SM. Without SWAP
+/// and SPREAD this is step 12's `run`.
+pub fn run(call: &mut HostCall<'_>) -> Result<()> {
+    let value = |name| call.launch.value(name).unwrap_or(0) as usize;
+    let (swap, spread, bk) = (value("SWAP") == 1, value("SPREAD") == 1, HopperTiles::bk(call.precision));
+    let (a_rows, c_rows) = if swap { (value("BN"), value("BN").min(64)) } else { (value("BM"), 64) };
+    let (a, b) = (hopper_host::a_map(call, a_rows, bk)?, hopper_host::b_map(call, bk)?);
+    let (c, padded) = hopper_host::c_map(call, c_rows)?;
+    let grid = if spread {
+        let grid = (hopper_host::resident_clusters(call)? * value("CLUSTER").max(1) as u32, 1, 1);
+        call.workspace.record_grid(grid);
+        grid
+    } else {
+        hopper_host::persistent_grid(call)?
+    };
+    hopper_host::launch_sgemm(call, (&a, &b), Some(&c), grid)?;
+    hopper_host::copy_back(call, padded)
+}
+// ANCHOR_END: host
+
+/// This step's swapped wgmma and the transposed epilogue of C^T.
+pub const SKINNY: Header = common::step_header!("skinny.cuh");
+
+// ANCHOR: partials
+// The two ideas of this step, each measured alone at the skinny shapes (`cargo xtask sweep
+// --partials`); at the others both partial rungs are step 12.
+common::precision_steps! {
+    idea: "for a small M, A and B swap places so that N fills wgmma's rows; a cluster on every SM shares the K-tiles out",
+    hopper: run,
+    headers: &[step10_warp_specialized::WARPGROUPS, step11_cluster_persistent::SCHEDULE, step12_epilogue::EPILOGUE, SKINNY],
+    partials: {
+        "no-stream-k": "A and B swapped, on step 12's persistent grid: no more clusters than tiles" =>
+            |t| SkinnyTiles { spread: false, ..t },
+        "no-swap": "step 12's tiles, with a cluster on every SM sharing their K-tiles out (stream-K)" =>
+            |t| SkinnyTiles { swap: false, ..t },
+    },
+    precisions: { FP16 = F16, BF16 = Bf16, FP16_C16 = F16C16, BF16_C16 = Bf16C16 },
+}
+// ANCHOR_END: partials
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rule at the decode shapes and the squares: every row of the table is used, and the
+    /// squares run step 12's launch unchanged.
+    #[test]
+    fn the_rule_picks_by_shape() {
+        let narrow = |bn, stages| Plan::Swapped { bn, stages };
+        let expected = [
+            (1, narrow(16, 8)),
+            (8, narrow(16, 8)),
+            (16, narrow(16, 8)),
+            (32, narrow(32, 8)),
+            (64, narrow(64, 8)),
+            (128, narrow(128, 6)),
+            (256, narrow(128, 6)),
+        ];
+        for (n, k) in [(11008, 4096), (4096, 11008), (4096, 4096)] {
+            for &(m, want) in &expected {
+                assert_eq!(plan(&Shape::new(m, n, k)), want, "{m}x{n}x{k}");
+            }
+        }
+        for size in [1024, 2048, 4096] {
+            let s = Shape::cube(size);
+            assert_eq!(plan(&s), Plan::Step12, "{s}");
+            for p in [Precision::F16, Precision::Bf16C16] {
+                let ours = launch_with(&s, p, tiles(p));
+                let step12 = step12_epilogue::launch_with(&s, p, step12_epilogue::tiles(p));
+                assert_eq!(ours, step12.define("SWAP", 0).define("SPREAD", 0), "{s} {p}");
+            }
+        }
+        // A tall product stays unswapped: M above N.
+        assert_eq!(plan(&Shape::new(200, 100, 64)), Plan::Step12);
+    }
+
+    /// Every swapped launch fits the SM's 227 KiB of shared memory, and its grid counts the
+    /// product's tiles: 128 rows of N by the narrow tile.
+    #[test]
+    fn swapped_launches_fit() {
+        for &(m, _) in RULE {
+            let s = Shape::new(m, 11008, 4096);
+            let launch = launch_with(&s, Precision::F16, tiles(Precision::F16));
+            assert!(launch.dynamic_smem_bytes <= 227 * 1024, "{s}: {} bytes", launch.dynamic_smem_bytes);
+            let bn = launch.value("BN").unwrap() as usize;
+            assert_eq!(launch.grid.0 as usize, 11008usize.div_ceil(128) * m.div_ceil(bn), "{s}");
+            assert_eq!(launch.value("SPREAD"), Some(1), "{s}");
+            assert_eq!(
+                (launch.value("SWAP"), launch.value("CLUSTER"), launch.value("HALVES")),
+                (Some(1), Some(1), Some(0))
+            );
+        }
+    }
+
+    /// Each partial rung leaves one idea out at a skinny shape, and is the rung (step 12) at 4096³.
+    #[test]
+    fn each_partial_leaves_one_idea_out() {
+        let ideas = |step: &common::Step, s: &Shape| {
+            let launch = (step.launch)(s);
+            (launch.value("SWAP"), launch.value("SPREAD"), launch.value("BN"))
+        };
+        let skinny = Shape::new(16, 11008, 4096);
+        let partial = |name: &str| &FP16.partials.iter().find(|p| p.name == name).unwrap().step;
+        assert_eq!(ideas(&FP16, &skinny), (Some(1), Some(1), Some(16)));
+        assert_eq!(ideas(partial("no-stream-k"), &skinny), (Some(1), Some(0), Some(16)));
+        assert_eq!(ideas(partial("no-swap"), &skinny), (Some(0), Some(1), Some(256)));
+        for p in FP16.partials {
+            assert_eq!((p.step.launch)(&Shape::cube(4096)), (FP16.launch)(&Shape::cube(4096)), "{}", p.name);
+        }
+    }
+}
