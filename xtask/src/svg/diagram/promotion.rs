@@ -1,5 +1,5 @@
-//! Step 14: the tensor cores' narrow sum of each K-tile, promoted into FP32, and the two
-//! consumers of a block taking turns on the tensor pipe.
+//! Step 14: the tensor cores' narrow sum of each K-tile, promoted into FP32 while the next
+//! K-tile's products run, and the two consumers of a block taking turns on the tensor pipe.
 
 use super::draw::*;
 use crate::svg::geometry::Geometry;
@@ -12,24 +12,24 @@ fn mma_k(g: &Geometry) -> Result<usize, String> {
     at.chars().take_while(char::is_ascii_digit).collect::<String>().parse().map_err(|e| format!("mma_k: {e}"))
 }
 
-/// One consumer's K-tile (BK of K: BK / mma_k `wgmma` of 64 x BN into fresh registers t, which
-/// the tensor cores sum in about 14 bits), then `promote`: d += t * scale in FP32. Below, in
+/// One consumer's K-tile (BK of K: BK / mma_k `wgmma` of 64 x BN into fresh registers t0 or t1,
+/// which the tensor cores sum in about 14 bits), then `promote`: d += t * scale in FP32. Below, in
 /// cycles at the FP8 peak: a consumer's products of one K-tile take 64 x BN x BK x 2 FLOPs at
 /// `per_clock` FLOPs a cycle per SM (the book GPU's datasheet), its promotion one FMA per accumulator register a thread (BN / 2),
-/// one warp instruction a cycle on each of the four schedulers: each consumer promotes while the
-/// other's products run.
+/// one warp instruction a cycle on each of the four schedulers: each consumer promotes a K-tile
+/// while the other's products and its own next K-tile's (in the other set) run.
 pub(super) fn promotion(g: &Geometry, per_clock: usize) -> Result<Document, String> {
     let [bk, bn] = g.defines(["BK", "BN"])?;
     let k = mma_k(g)?;
     let wgmmas = bk / k;
     let (left, label_w, w) = (14.0, 112.0, 540.0);
     let mut doc = heading(
-        document(540, 540),
+        document(540, 560),
         &[
             &format!("{}: each K-tile's sum promoted into FP32", g.step.name),
             &format!("a K-tile is {bk} of K: {wgmmas} wgmma m64n{bn}k{k} into fresh"),
-            "registers t, summed by the tensor cores in about 14",
-            "bits; then d += t * scale in FP32",
+            "registers t (t0 and t1 in turns), summed by the tensor",
+            "cores in about 14 bits; then d += t * scale in FP32",
         ],
     );
     // One K-tile: the wgmma into t, and the promotion into d.
@@ -72,7 +72,7 @@ pub(super) fn promotion(g: &Geometry, per_clock: usize) -> Result<Document, Stri
         doc = doc
             .add(rect(x(start), ry + 6.0, width, row_h - 12.0, WARP[c]))
             .add(
-                text(x(start) + width / 2.0, ry + 28.0, format!("{wgmmas} wgmma"))
+                text(x(start) + width / 2.0, ry + 28.0, format!("{wgmmas} wgmma → t{}", t / 2 % 2))
                     .set("font-size", SMALL)
                     .set("text-anchor", "middle")
                     .set("fill", "white"),
@@ -90,7 +90,8 @@ pub(super) fn promotion(g: &Geometry, per_clock: usize) -> Result<Document, Stri
     let notes = [
         format!("a consumer's K-tile: 64 x {bn} x {bk} x 2 FLOPs at {per_clock}"),
         format!("a cycle: {wgmma_cycles} cycles; green, its promotion: {promote_cycles} FMAs a"),
-        "thread, while the other consumer's products run".to_string(),
+        "thread, while the other consumer's products run, and its".to_string(),
+        "own next K-tile's, started before it into the other set".to_string(),
     ];
     for (i, n) in notes.iter().enumerate() {
         doc = doc.add(text(left, notes_y + 22.0 * i as f64, n.as_str()).set("font-size", SMALL));
