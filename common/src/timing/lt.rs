@@ -10,7 +10,7 @@ use crate::harness::matrix::DeviceMatrix;
 use crate::harness::precision::{Elem, Precision};
 use crate::harness::problem::{Gemm, Shape};
 use crate::harness::runner::Runner;
-use crate::timing::lt_fp8::{self, Fp8Scales};
+use crate::timing::lt_fp8;
 use crate::timing::runs::{Comparison, Method, Timing, TimingPlan, time_in_turn};
 use crate::verify::check::Prepared;
 use crate::verify::reference::Cublas;
@@ -260,7 +260,7 @@ impl CublasLt {
         p: Precision,
         gemm: &Gemm,
         [a, b]: [&DeviceMatrix; 2],
-        scales: Option<&Fp8Scales>,
+        scales: Option<[u64; 2]>,
         c: &mut DeviceMatrix,
         algo: usize,
     ) -> Result<()> {
@@ -285,7 +285,7 @@ impl CublasLt {
         // plan's scales are set for this call, a plan's attributes being read when it is queued.
         unsafe {
             if let Some(s) = scales {
-                lt_fp8::point_at(plan.desc, s.addresses()).map_err(lt_err)?;
+                lt_fp8::point_at(plan.desc, s).map_err(lt_err)?;
             }
             lt::matmul(
                 handle,
@@ -314,12 +314,12 @@ impl CublasLt {
 /// alone) the quantized matrices the kernel reads with their scales in cuBLASLt's layouts.
 pub struct CublasInputs<'p> {
     pub prepared: &'p Prepared,
-    scales: Option<Fp8Scales>,
+    scales: Option<[u64; 2]>,
 }
 
 impl<'p> CublasInputs<'p> {
     pub fn new(gpu: &Gpu, prepared: &'p Prepared) -> Result<CublasInputs<'p>> {
-        let scales = prepared.precision.scaling().map(|_| Fp8Scales::of(gpu, prepared)).transpose()?;
+        let scales = prepared.precision.scaling().map(|_| lt_fp8::scale_addresses(gpu, prepared)).transpose()?;
         Ok(CublasInputs { prepared, scales })
     }
 
@@ -332,7 +332,7 @@ impl<'p> CublasInputs<'p> {
     /// cuBLASLt's `algo`-th algorithm into `c` (0 = the heuristic's first choice).
     pub fn lt(&self, gpu: &Gpu, lt: &mut CublasLt, c: &mut DeviceMatrix, algo: usize) -> Result<()> {
         let p = self.prepared;
-        match &self.scales {
+        match self.scales {
             Some(scales) => lt.launch(gpu, p.precision, &p.gemm, [&p.a, &p.b], Some(scales), c, algo),
             None => {
                 let (a, b) = p.cublas_inputs();

@@ -1,6 +1,6 @@
 //! cuBLASLt's FP8 (e4m3) GEMM with scales: the reference the FP8 rung is measured against
 //! (`cublasGemmEx` has no FP8). The FP8 part of `lt`'s plans, and the scales of a prepared
-//! problem in cuBLASLt's layouts ([`Fp8Scales`]).
+//! problem in cuBLASLt's layouts ([`scale_addresses`]).
 //!
 //! What NVIDIA's cuBLAS 13 documentation asks of it (<https://docs.nvidia.com/cuda/cublas/#cublasltmatmul>,
 //! <https://docs.nvidia.com/cuda/cublas/#scaling-factors-layouts>), and how the harness meets it:
@@ -102,31 +102,20 @@ pub(crate) unsafe fn point_at(desc: sys::cublasLtMatmulDesc_t, [a, b]: [u64; 2])
     }
 }
 
-/// The device addresses of an FP8 problem's scales, which are in cuBLASLt's layouts.
-pub struct Fp8Scales {
-    cublas_a: u64,
-    cublas_b: u64,
-}
-
-impl Fp8Scales {
-    /// cuBLAS-A's and cuBLAS-B's scales.
-    pub(crate) fn addresses(&self) -> [u64; 2] {
-        [self.cublas_a, self.cublas_b]
+/// The device addresses of an FP8 problem's scales, cuBLAS-A's (our B's) and cuBLAS-B's (our A's):
+/// the harness's, which are in cuBLASLt's layouts.
+pub(crate) fn scale_addresses(gpu: &Gpu, p: &Prepared) -> Result<[u64; 2]> {
+    let Shape { m, n, .. } = p.gemm.shape;
+    let (b, cublas_b) = (p.b.scales_ptr(gpu), p.a.scales_ptr(gpu));
+    if b == 0 || cublas_b == 0 {
+        return Err(Error::BadInput(format!("{}: the FP8 matrices carry no scales", p.precision)));
     }
-
-    pub(crate) fn of(gpu: &Gpu, p: &Prepared) -> Result<Fp8Scales> {
-        let Shape { m, n, .. } = p.gemm.shape;
-        let (b, cublas_b) = (p.b.scales_ptr(gpu), p.a.scales_ptr(gpu));
-        if b == 0 || cublas_b == 0 {
-            return Err(Error::BadInput(format!("{}: the FP8 matrices carry no scales", p.precision)));
-        }
-        let block = p.precision.scaling() == Some(Scaling::Block);
-        if block && (m % 4 != 0 || n % 4 != 0) {
-            return Err(Error::BadInput(format!(
-                "cuBLASLt's block scales need M and N multiples of 4, not {}",
-                p.gemm.shape
-            )));
-        }
-        Ok(Fp8Scales { cublas_a: b, cublas_b })
+    let block = p.precision.scaling() == Some(Scaling::Block);
+    if block && (m % 4 != 0 || n % 4 != 0) {
+        return Err(Error::BadInput(format!(
+            "cuBLASLt's block scales need M and N multiples of 4, not {}",
+            p.gemm.shape
+        )));
     }
+    Ok([b, cublas_b])
 }
