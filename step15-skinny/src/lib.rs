@@ -60,8 +60,13 @@ pub const fn tiles(p: Precision) -> SkinnyTiles {
 /// clusters of one block (no multicast: the narrow tile of A is small), no half jobs. The launch's
 /// grid is the product's tiles; with SPREAD the host launches a cluster on every SM instead (`run`).
 pub fn launch_with(s: &Shape, p: Precision, t: SkinnyTiles) -> Launch {
-    let small = plan(s) != Plan::Step12;
-    let launch = match plan(s) {
+    launch_plan(s, p, t, plan(s))
+}
+
+/// The launch of `plan` at `s`, whatever the rule says (the tuner tries other rows).
+pub fn launch_plan(s: &Shape, p: Precision, t: SkinnyTiles, plan: Plan) -> Launch {
+    let small = plan != Plan::Step12;
+    let launch = match plan {
         Plan::Swapped { bn, stages } if t.swap => {
             let t = HopperTiles { bm: 128, bn, stages, cluster: 1, ..t.step12 };
             let consumers = t.bm / 64;

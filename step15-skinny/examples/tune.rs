@@ -1,0 +1,31 @@
+//! How step 15's rule picks a narrow tile and a ring: the rule's plan at one shape, then the other
+//! widths and depths, verified and timed against cuBLAS in the same precision (and C type).
+//!
+//!     cargo run --release -p step15-skinny --example tune15 [-- MxNxK [fp16|bf16|fp16-c16|bf16-c16]]
+
+use common::tools::tune::Candidate;
+use step15_skinny::{Plan, VARIANTS, launch_plan, plan, tiles};
+
+/// The rule's plan first (at the shape the tuner is given), then each narrow tile with the deepest
+/// ring that fits the SM's shared memory, then the 16-wide tile (M <= 16) with shallower rings.
+fn candidates(p: common::Precision) -> Vec<Candidate> {
+    let fits = |plan: Plan| {
+        let skinny = common::Shape::new(16, 11008, 4096);
+        launch_plan(&skinny, p, tiles(p), plan).dynamic_smem_bytes <= 227 * 1024
+    };
+    let deepest = |bn| (4..=16).rev().map(|stages| Plan::Swapped { bn, stages }).find(|&plan| fits(plan));
+    let mut plans: Vec<Option<Plan>> = vec![None];
+    plans.extend([8, 16, 32, 64, 128].into_iter().filter_map(deepest).map(Some));
+    plans.extend([4, 6, 8].map(|stages| Some(Plan::Swapped { bn: 16, stages })));
+    plans
+        .into_iter()
+        .map(|chosen| {
+            let label = chosen.map_or("the rule's plan".to_string(), |p| format!("{p:?}"));
+            Candidate::new(label, move |s| launch_plan(s, p, tiles(p), chosen.unwrap_or_else(|| plan(s))))
+        })
+        .collect()
+}
+
+fn main() -> std::process::ExitCode {
+    common::tools::tune::main(&VARIANTS, candidates)
+}
