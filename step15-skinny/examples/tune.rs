@@ -4,10 +4,11 @@
 //!     cargo run --release -p step15-skinny --example tune15 [-- MxNxK [fp16|bf16|fp16-c16|bf16-c16]]
 
 use common::tools::tune::Candidate;
-use step15_skinny::{Plan, VARIANTS, launch_plan, plan, tiles};
+use step15_skinny::{Plan, SkinnyTiles, VARIANTS, launch_plan, plan, tiles};
 
 /// The rule's plan first (at the shape the tuner is given), then each narrow tile with the deepest
-/// ring that fits the SM's shared memory, then the 16-wide tile (M <= 16) with shallower rings.
+/// ring that fits the SM's shared memory, then the 16-wide tile (M <= 16) with shallower rings, then
+/// the rule's plan and the deepest 16-wide ring without stream-K.
 fn candidates(p: common::Precision) -> Vec<Candidate> {
     let fits = |plan: Plan| {
         let skinny = common::Shape::new(16, 11008, 4096);
@@ -17,13 +18,19 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
     let mut plans: Vec<Option<Plan>> = vec![None];
     plans.extend([8, 16, 32, 64, 128].into_iter().filter_map(deepest).map(Some));
     plans.extend([4, 6, 8].map(|stages| Some(Plan::Swapped { bn: 16, stages })));
-    plans
+    let mut all: Vec<Candidate> = plans
         .into_iter()
         .map(|chosen| {
             let label = chosen.map_or("the rule's plan".to_string(), |p| format!("{p:?}"));
             Candidate::new(label, move |s| launch_plan(s, p, tiles(p), chosen.unwrap_or_else(|| plan(s))))
         })
-        .collect()
+        .collect();
+    // Without stream-K: a block on each tile, none on the others' K-tiles (as cuBLAS at decode).
+    let alone = SkinnyTiles { spread: false, ..tiles(p) };
+    all.push(Candidate::new("the rule's plan, no stream-K", move |s| launch_plan(s, p, alone, plan(s))));
+    let deep = deepest(16).expect("a 16-wide tile fits");
+    all.push(Candidate::new(format!("{deep:?}, no stream-K"), move |s| launch_plan(s, p, alone, deep)));
+    all
 }
 
 fn main() -> std::process::ExitCode {
