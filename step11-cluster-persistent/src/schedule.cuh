@@ -103,11 +103,13 @@ __device__ float4 partial_sums[MAX_PARTIALS * 128 * NREG / 4];
 template <int NREG>
 __device__ unsigned partial_ready[MAX_PARTIALS];
 // The consumer's 128 threads (named barrier `id`) leave d in `slot`, then one thread raises its
-// flag, after a GPU-wide fence that orders every thread's stores before it.
+// flag, after a GPU-wide fence that orders every thread's stores before it. (A schedule with more
+// slots than these brings its own `sums` and `ready`.)
 template <int NREG>
-__device__ __forceinline__ void save_partial(int slot, int id, const float (&d)[NREG]) {
+__device__ __forceinline__ void save_partial(int slot, int id, const float (&d)[NREG], float4* sums = partial_sums<NREG>,
+                                             unsigned* ready = partial_ready<NREG>) {
     const int tid = threadIdx.x % 128;
-    float4* p = partial_sums<NREG> + (size_t)slot * 128 * (NREG / 4);
+    float4* p = sums + (size_t)slot * 128 * (NREG / 4);
 #pragma unroll
     for (int q = 0; q < NREG / 4; ++q)
         asm volatile("st.global.cg.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p + q * 128 + tid), "f"(d[4 * q]),
@@ -116,24 +118,25 @@ __device__ __forceinline__ void save_partial(int slot, int id, const float (&d)[
     named_sync(id, 128);
     if (tid == 0) {
         __threadfence();
-        asm volatile("st.release.gpu.global.u32 [%0], 1;\n" ::"l"(partial_ready<NREG> + slot) : "memory");
+        asm volatile("st.release.gpu.global.u32 [%0], 1;\n" ::"l"(ready + slot) : "memory");
     }
 }
 // Adds to d the partials of slots slot - gap, slot - 2 gap, ... (`peers` of them): one thread
 // waits for each flag and lowers it for the next launch, then all 128 read the sums from L2.
 template <int NREG>
-__device__ __forceinline__ void add_partials(int slot, int gap, int peers, int id, float (&d)[NREG]) {
+__device__ __forceinline__ void add_partials(int slot, int gap, int peers, int id, float (&d)[NREG],
+                                             const float4* sums = partial_sums<NREG>, unsigned* ready = partial_ready<NREG>) {
     const int tid = threadIdx.x % 128;
     for (int j = 1; j <= peers; ++j) {
         const int from = slot - j * gap;
         if (tid == 0) {
-            unsigned ready;
-            do asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(ready) : "l"(partial_ready<NREG> + from) : "memory");
-            while (!ready);
-            partial_ready<NREG>[from] = 0;
+            unsigned raised;
+            do asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(raised) : "l"(ready + from) : "memory");
+            while (!raised);
+            ready[from] = 0;
         }
         named_sync(id, 128);
-        const float4* p = partial_sums<NREG> + (size_t)from * 128 * (NREG / 4);
+        const float4* p = sums + (size_t)from * 128 * (NREG / 4);
 #pragma unroll
         for (int q = 0; q < NREG / 4; ++q) {
             float4 v;

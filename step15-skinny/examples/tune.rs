@@ -8,7 +8,7 @@ use step15_skinny::{Plan, SkinnyTiles, VARIANTS, launch_plan, plan, tiles};
 
 /// The rule's plan first (at the shape the tuner is given), then each narrow tile with the deepest
 /// ring that fits the SM's shared memory, then the 16-wide tile (M <= 16) with shallower rings, then
-/// the rule's plan and the deepest 16-wide ring without stream-K.
+/// the rule's plan and the deepest 16-wide ring without split-K.
 fn candidates(p: common::Precision) -> Vec<Candidate> {
     let fits = |plan: Plan| {
         let skinny = common::Shape::new(16, 11008, 4096);
@@ -25,11 +25,11 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
             Candidate::new(label, move |s| launch_plan(s, p, tiles(p), chosen.unwrap_or_else(|| plan(s))))
         })
         .collect();
-    // Without stream-K: a block on each tile, none on the others' K-tiles (as cuBLAS at decode).
+    // Without split-K: a block on each tile, over all of its K (as cuBLAS at 16 x 11008 x 4096).
     let alone = SkinnyTiles { spread: false, ..tiles(p) };
-    all.push(Candidate::new("the rule's plan, no stream-K", move |s| launch_plan(s, p, alone, plan(s))));
+    all.push(Candidate::new("the rule's plan, no split-K", move |s| launch_plan(s, p, alone, plan(s))));
     let deep = deepest(16).expect("a 16-wide tile fits");
-    all.push(Candidate::new(format!("{deep:?}, no stream-K"), move |s| launch_plan(s, p, alone, deep)));
+    all.push(Candidate::new(format!("{deep:?}, no split-K"), move |s| launch_plan(s, p, alone, deep)));
     all
 }
 

@@ -4,11 +4,12 @@
 // rows per consumer and M becomes the instruction's N, a narrow BN of 8 to 128 that the host picks
 // from the shape. B streams through the ring as step 12's boxes of 64 columns, now wgmma's first
 // operand read MN-major; A's rows are the second, K-major. The tiles of C^T are few (86 at N =
-// 11008), so the host launches a cluster on every SM and step 11's schedule shares their K-tiles
-// out (stream-K): each SM multiplies a stretch of K, and the block that ends a tile adds the
-// partial sums of the blocks before it, in a fixed order, so that a launch on the same GPU gives
-// the same bits. The epilogue writes the tile of C^T into C transposed (skinny.cuh). Without SWAP
-// (M large), this is step 12's kernel and launch.
+// 11008), so the host launches a cluster on every SM and the K-tiles of each tile are cut into
+// slices (SPREAD, skinny.cuh), numbered slice by slice so that the clusters at work at one moment
+// read the same rows of B side by side; the block with a tile's last slice adds the partial sums
+// of the slices before it, in a fixed order, so that a launch on the same GPU gives the same
+// bits. The epilogue writes the tile of C^T into C transposed (skinny.cuh). Without SWAP and
+// SPREAD (M large), this is step 12's kernel and launch.
 //
 // C is stored as Prec<PREC>::out_t: FP32, or for FP16_C16 and BF16_C16 the inputs' 16-bit type.
 // The signature is step 12's: A, B and C as their tensor maps.
@@ -17,7 +18,7 @@
 #include "warpgroups.cuh"  // step 10: the block, its warpgroups and their ring of buffers
 #include "schedule.cuh"    // step 11: the persistent schedule
 #include "epilogue.cuh"    // step 12: C through shared memory and the TMA
-#include "skinny.cuh"      // this step: the swapped wgmma and C^T's transposed epilogue
+#include "skinny.cuh"      // this step: the swapped wgmma, C^T's transposed epilogue, the slices
 
 // ANCHOR: config
 static_assert(SWAP || BN % (64 * CLUSTER) == 0, "the blocks of a cluster load equal shares of B's boxes");
@@ -29,7 +30,11 @@ static_assert(!SWAP || (CLUSTER == 1 && !HALVES), "swapped, a block loads its na
 #define COLS (SWAP ? M : N)
 // The TMA's multicast mask: every block of the cluster (0: no multicast).
 constexpr unsigned short MULTICAST = CLUSTER > 1 ? (1 << CLUSTER) - 1 : 0;
-typedef Schedule<BM, BN, CLUSTER, GROUP, HALVES> Jobs;
+#if SPREAD
+typedef Slices<BM, BN, CLUSTER, GROUP> Jobs;  // this step: split-K in slices, over every SM
+#else
+typedef Schedule<BM, BN, CLUSTER, GROUP, HALVES> Jobs;  // step 11's persistent schedule
+#endif
 // ANCHOR_END: config
 
 // ANCHOR: kernel
@@ -47,8 +52,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
     const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
     // This cluster's waves: every (clusters in the grid)-th unit from its number in the grid on,
-    // then its share of the last wave's K-tiles (of all K-tiles, when the grid has more clusters
-    // than the product has tiles: the host launches a cluster on every SM for a swapped product).
+    // then (step 11) its share of the last wave's K-tiles; with SPREAD the units are slices.
     const Jobs jobs(ROWS, COLS, gridDim.x / CLUSTER, CEIL_DIV(K, BK));
     const int cluster = blockIdx.x / CLUSTER;
 
@@ -156,6 +160,16 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 store(Width<HALVES ? BN / 2 : BN>{});
             } else {
                 mainloop(Width<BN>{});
+#if SPREAD
+                // A slice: leave it in its unit's slot, or complete the tile with the slices before
+                // it, whose units lie `tiles` apart.
+                const int slot = (jobs.unit(cluster, n) * CLUSTER + rank) * CONSUMERS + consumer;
+                if (w.partial) {
+                    save_partial(slot, id, d, slice_sums<BN / 2>, slice_ready<BN / 2>);
+                    continue;
+                }
+                add_partials(slot, jobs.tiles * CLUSTER * CONSUMERS, w.peers, id, d, slice_sums<BN / 2>, slice_ready<BN / 2>);
+#else
                 // A piece of the last wave: leave it, or complete the tile with the pieces before it.
                 const int slot = (cluster * CLUSTER + rank) * CONSUMERS + consumer;
                 if (w.partial) {
@@ -163,6 +177,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                     continue;
                 }
                 add_partials(slot, CLUSTER * CONSUMERS, w.peers, id, d);
+#endif
                 store(Width<BN>{});
             }
         }

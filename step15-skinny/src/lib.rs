@@ -1,6 +1,7 @@
 //! Step 15: skinny shapes. For a small M, A and B swap places: the kernel computes C^T = B^T A^T,
 //! so that N fills wgmma's 64 rows and M is a narrow tile (16 to 128), and a cluster on every SM
-//! shares the few tiles' K-tiles out (stream-K). Larger shapes run step 12's kernel and launch.
+//! takes the few tiles' K-tiles in slices (split-K), the clusters of one moment reading the same
+//! rows of B. Larger shapes run step 12's kernel and launch.
 //! FP16 and BF16, each with an FP32 or a 16-bit C; sm_90a only.
 
 use common::harness::compile::Header;
@@ -44,8 +45,8 @@ pub struct SkinnyTiles {
     pub step12: HopperTiles,
     /// A and B swapped where the rule says so.
     pub swap: bool,
-    /// A cluster on every SM where the rule would swap, so that the schedule shares the few
-    /// tiles' K-tiles out among all of them (stream-K); else the persistent grid of step 12.
+    /// A cluster on every SM where the rule would swap, each taking slices of the few tiles'
+    /// K-tiles (split-K); else the persistent grid of step 12.
     pub spread: bool,
 }
 
@@ -115,9 +116,9 @@ common::precision_steps! {
     hopper: run,
     headers: &[step10_warp_specialized::WARPGROUPS, step11_cluster_persistent::SCHEDULE, step12_epilogue::EPILOGUE, SKINNY],
     partials: {
-        "no-stream-k": "A and B swapped, on step 12's persistent grid: no more clusters than tiles" =>
+        "no-split": "A and B swapped, on step 12's persistent grid: a block per tile, K not split" =>
             |t| SkinnyTiles { spread: false, ..t },
-        "no-swap": "step 12's tiles, with a cluster on every SM sharing their K-tiles out (stream-K)" =>
+        "no-swap": "step 12's tiles, with a cluster on every SM taking slices of their K-tiles" =>
             |t| SkinnyTiles { swap: false, ..t },
     },
     precisions: { FP16 = F16, BF16 = Bf16, FP16_C16 = F16C16, BF16_C16 = Bf16C16 },
@@ -188,7 +189,7 @@ mod tests {
         let skinny = Shape::new(16, 11008, 4096);
         let partial = |name: &str| &FP16.partials.iter().find(|p| p.name == name).unwrap().step;
         assert_eq!(ideas(&FP16, &skinny), (Some(1), Some(1), Some(16)));
-        assert_eq!(ideas(partial("no-stream-k"), &skinny), (Some(1), Some(0), Some(16)));
+        assert_eq!(ideas(partial("no-split"), &skinny), (Some(1), Some(0), Some(16)));
         assert_eq!(ideas(partial("no-swap"), &skinny), (Some(0), Some(1), Some(256)));
         for p in FP16.partials {
             assert_eq!((p.step.launch)(&Shape::cube(4096)), (FP16.launch)(&Shape::cube(4096)), "{}", p.name);

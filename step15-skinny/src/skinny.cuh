@@ -5,6 +5,7 @@
 // the tile of C^T into C transposed.
 #pragma once
 #include "hopper.cuh"
+#include "schedule.cuh"  // step 11: Work, job_origin and the partial sums
 
 // ANCHOR: wgmma_swapped
 #define WG_D4 "{%0, %1, %2, %3}"
@@ -136,3 +137,42 @@ __device__ __forceinline__ void store_transposed(const TensorMap* tmC, unsigned 
     else store_transposed_as<P, false, W>(tmC, stage, loaded, id, chunks, n0, m0, d, alpha, beta);
 }
 // ANCHOR_END: store_transposed
+
+// ANCHOR: slices
+// Split-K in slices, for a product of few tiles (SPREAD: the host launches a cluster on every SM).
+// Each tile's K-tiles are cut into S slices of equal length, and unit u is slice u / tiles of tile
+// u % tiles: the units of one slice are numbered together, so that the clusters at work at one
+// moment read the same K-tiles of neighbouring tiles, which lie side by side in B's rows, as
+// cuBLAS's plain tiles do. (Step 11's stream-K gives every cluster an equal share of all K-tiles
+// laid end to end, and each share starts at its own K-tile: at 16 x 4096 x 4096 that measured
+// 15.2 us against 13.0 us for slices, though its longest share is the shorter.) Cluster c takes
+// units c, c + clusters, ...; S is the one from 1 to 8 whose waves end soonest, with slices of
+// at least four K-tiles and slots for every partial slice. The last slice of a tile adds the
+// partial sums of the slices before it, in a fixed order: the same bits from launch to launch.
+#define SLICE_SLOTS (3 * MAX_PARTIALS)  // a macro: a constant variable would be a symbol of every build
+template <int TM, int TN, int CM, int G>
+struct Slices {
+    int tiles, slices = 1, clusters, ktiles;
+    __device__ Slices(int M, int N, int clusters_, int ktiles_) : clusters(clusters_), ktiles(ktiles_) {
+        tiles = CEIL_DIV(CEIL_DIV(M, TM), CM) * CEIL_DIV(N, TN);
+        // S slices take ceil(tiles x S / clusters) waves of K-tiles / S each.
+        for (int s = 2; s <= 8 && ktiles / s >= 4 && (s - 1) * tiles * CM * (TM / 64) <= SLICE_SLOTS; ++s)
+            if (CEIL_DIV(tiles * s, clusters) * slices < CEIL_DIV(tiles * slices, clusters) * s) slices = s;
+    }
+    // The unit cluster c takes in its wave i.
+    __device__ int unit(int c, int i) const { return c + i * clusters; }
+    __device__ bool wave(int c, int i, int M, int N, unsigned rank, Work& w) const {
+        const int u = unit(c, i), slice = u / tiles;
+        if (slice >= slices) return false;
+        w = {job_origin<TM, TN, CM, G>(u % tiles, M, N, rank), TN, slice * ktiles / slices,
+             (slice + 1) * ktiles / slices, slice, slice < slices - 1, false};
+        return true;
+    }
+};
+// The partial sums of the slices, one slot per unit, block and consumer warpgroup (thread-major,
+// as step 11's), and a flag per slot: zeroed at load, raised by a slice, lowered by its tile's last.
+template <int NREG>
+__device__ float4 slice_sums[SLICE_SLOTS * 128 * NREG / 4];
+template <int NREG>
+__device__ unsigned slice_ready[SLICE_SLOTS];
+// ANCHOR_END: slices

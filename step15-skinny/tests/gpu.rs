@@ -2,9 +2,9 @@ use common::Shape;
 use common::tools::testing::{OwnCases, main_variants_with};
 
 /// Skinny shapes beside the shared suite, each with every tile of the rule: M = 1, 2, 3, 17, 63,
-/// 65, 129 and 255 with odd N and K. On an H200 (132 SMs) most of them have fewer tiles than SMs
-/// and enough K-tiles that stream-K shares them out; (2, 11007, 999) and (65, 1025, 777) have too
-/// few K-tiles for it to pay, and run one tile a cluster.
+/// 65, 129 and 255 with odd N and K. On an H200 (132 SMs) every one has fewer tiles than SMs and
+/// its K cut into 3 to 8 slices, some of unequal length (K-tiles not a multiple of the slices);
+/// (2, 11007, 999) and (129, 3003, 1501) take two waves of slices.
 const SKINNY: &[Shape] = &[
     Shape::new(1, 4097, 4097),
     Shape::new(2, 11007, 999),
@@ -17,9 +17,9 @@ const SKINNY: &[Shape] = &[
     Shape::new(16, 11008, 4096),
 ];
 
-/// Stream-K adds the partial sums of a tile in a fixed order (the blocks before the one that ends
-/// it, nearest first): two launches on one GPU give the same bits. Another GPU (another count of
-/// SMs) cuts K elsewhere, and may round differently.
+/// The last slice of a tile adds the partial sums of the slices before it in a fixed order
+/// (nearest first): two launches on one GPU give the same bits. Another GPU (another count of SMs)
+/// may cut K into another number of slices, and round differently.
 const SAME_BITS: &[(Shape, f32, f32)] =
     &[(Shape::new(16, 11008, 4096), 1.0, 0.0), (Shape::new(3, 5001, 3001), -1.5, 0.75)];
 
