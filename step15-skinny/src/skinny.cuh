@@ -157,7 +157,11 @@ struct Slices {
         tiles = CEIL_DIV(CEIL_DIV(M, TM), CM) * CEIL_DIV(N, TN);
         // S slices take ceil(tiles x S / clusters) waves of K-tiles / S each.
         for (int s = 2; s <= 8 && ktiles / s >= 4 && (s - 1) * tiles * CM * (TM / 64) <= SLICE_SLOTS; ++s)
+#ifdef SLICES
+            if (s <= SLICES) slices = s;  // an experiment's count (--define SLICES=n), where it fits
+#else
             if (CEIL_DIV(tiles * s, clusters) * slices < CEIL_DIV(tiles * slices, clusters) * s) slices = s;
+#endif
     }
     // The unit cluster c takes in its wave i.
     __device__ int unit(int c, int i) const { return c + i * clusters; }
