@@ -35,6 +35,19 @@ pub fn plan(s: &Shape) -> Plan {
     let row = RULE.iter().find(|(most, _)| s.m <= *most && s.m <= s.n);
     row.map_or(Plan::Step12, |&(_, plan)| plan)
 }
+
+/// How many slices `Slices` (skinny.cuh) cuts each tile's K into, on a GPU with `clusters` SMs,
+/// for the book's table: the fewest that give at least half of them a unit, with slices of at
+/// least four K-tiles and a slot for every partial slice. The kernel computes it from its grid.
+pub fn slices(s: &Shape, p: Precision, clusters: usize) -> usize {
+    let Plan::Swapped { bn, .. } = plan(s) else { return 1 };
+    let (tiles, ktiles) = (s.n.div_ceil(128) * s.m.div_ceil(bn), s.k.div_ceil(HopperTiles::bk(p)));
+    let want = clusters.div_ceil(2 * tiles.max(1)).min(8);
+    (2..=want).take_while(|&n| ktiles / n >= 4 && (n - 1) * tiles * 2 <= SLICE_SLOTS).last().unwrap_or(1)
+}
+
+/// Slots of partial sums `Slices` has (skinny.cuh's SLICE_SLOTS: three times step 11's 288).
+const SLICE_SLOTS: usize = 3 * 288;
 // ANCHOR_END: rule
 
 // ANCHOR: tiles
@@ -159,6 +172,30 @@ mod tests {
         }
         // A tall product stays unswapped: M above N.
         assert_eq!(plan(&Shape::new(200, 100, 64)), Plan::Step12);
+    }
+
+    /// The slices at the decode shapes on 132 SMs (an H100 SXM's or an H200's): the weight's
+    /// 86 tiles at N = 11008 need none, N = 4096's 32 tiles three, and M = 256's 64 tiles two.
+    #[test]
+    fn the_slices_give_half_the_sms_a_unit() {
+        let p = Precision::F16C16;
+        for m in [1, 8, 16, 32, 64, 128, 256] {
+            let want = |n| {
+                if m == 256 && n == 4096 {
+                    2
+                } else if n == 4096 {
+                    3
+                } else {
+                    1
+                }
+            };
+            for (n, k) in [(11008, 4096), (4096, 11008), (4096, 4096)] {
+                assert_eq!(slices(&Shape::new(m, n, k), p, 132), want(n), "{m}x{n}x{k}");
+            }
+        }
+        // Few K-tiles: slices of at least four.
+        assert_eq!(slices(&Shape::new(16, 4096, 512), p, 132), 2);
+        assert_eq!(slices(&Shape::cube(4096), p, 132), 1);
     }
 
     /// Every swapped launch fits the SM's 227 KiB of shared memory, and its grid counts the

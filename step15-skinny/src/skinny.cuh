@@ -143,11 +143,11 @@ __device__ __forceinline__ void store_transposed(const TensorMap* tmC, unsigned 
 // Each tile's K-tiles are cut into S slices of equal length, and unit u is slice u / tiles of tile
 // u % tiles: the units of one slice are numbered together, so that the clusters at work at one
 // moment read the same K-tiles of neighbouring tiles, which lie side by side in B's rows, as
-// cuBLAS's plain tiles do. (Step 11's stream-K gives every cluster an equal share of all K-tiles
-// laid end to end, and each share starts at its own K-tile: at 16 x 4096 x 4096 that measured
-// 15.2 us against 13.0 us for slices, though its longest share is the shorter.) Cluster c takes
-// units c, c + clusters, ...; S is the one from 1 to 8 whose waves end soonest, with slices of
-// at least four K-tiles and slots for every partial slice. The last slice of a tile adds the
+// cuBLAS's plain tiles do. Cluster c takes units c, c + clusters, ... S is the fewest slices that
+// give at least half the clusters a unit (with slices of at least four K-tiles, and a slot for
+// every partial slice): at these shapes about half of the SMs already stream B as fast as DRAM
+// gives it, and each further slice adds partial sums and readers that are out of step
+// (`slices` in lib.rs mirrors this, for the book's table). The last slice of a tile adds the
 // partial sums of the slices before it, in a fixed order: the same bits from launch to launch.
 #define SLICE_SLOTS (3 * MAX_PARTIALS)  // a macro: a constant variable would be a symbol of every build
 template <int TM, int TN, int CM, int G>
@@ -155,13 +155,13 @@ struct Slices {
     int tiles, slices = 1, clusters, ktiles;
     __device__ Slices(int M, int N, int clusters_, int ktiles_) : clusters(clusters_), ktiles(ktiles_) {
         tiles = CEIL_DIV(CEIL_DIV(M, TM), CM) * CEIL_DIV(N, TN);
-        // S slices take ceil(tiles x S / clusters) waves of K-tiles / S each.
-        for (int s = 2; s <= 8 && ktiles / s >= 4 && (s - 1) * tiles * CM * (TM / 64) <= SLICE_SLOTS; ++s)
 #ifdef SLICES
-            if (s <= SLICES) slices = s;  // an experiment's count (--define SLICES=n), where it fits
+        const int want = SLICES;  // an experiment's count (--define SLICES=n), where it fits
 #else
-            if (CEIL_DIV(tiles * s, clusters) * slices < CEIL_DIV(tiles * slices, clusters) * s) slices = s;
+        const int want = CEIL_DIV(clusters, 2 * max(tiles, 1));
 #endif
+        for (int s = 2; s <= min(want, 8) && ktiles / s >= 4 && (s - 1) * tiles * CM * (TM / 64) <= SLICE_SLOTS; ++s)
+            slices = s;
     }
     // The unit cluster c takes in its wave i.
     __device__ int unit(int c, int i) const { return c + i * clusters; }
