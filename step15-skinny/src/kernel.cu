@@ -30,11 +30,8 @@ static_assert(!SWAP || (CLUSTER == 1 && !HALVES), "swapped, a block loads its na
 #define COLS (SWAP ? M : N)
 // The TMA's multicast mask: every block of the cluster (0: no multicast).
 constexpr unsigned short MULTICAST = CLUSTER > 1 ? (1 << CLUSTER) - 1 : 0;
-#if SPREAD
-typedef Slices<BM, BN, CLUSTER, GROUP> Jobs;  // this step: split-K in slices, over every SM
-#else
-typedef Schedule<BM, BN, CLUSTER, GROUP, HALVES> Jobs;  // step 11's persistent schedule
-#endif
+// This step's slices over every SM, or step 11's persistent schedule.
+typedef Either<SPREAD, Slices<BM, BN, CLUSTER, GROUP>, Schedule<BM, BN, CLUSTER, GROUP, HALVES>>::type Jobs;
 // ANCHOR_END: config
 
 // ANCHOR: kernel
@@ -160,24 +157,8 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 store(Width<HALVES ? BN / 2 : BN>{});
             } else {
                 mainloop(Width<BN>{});
-#if SPREAD
-                // A slice: leave it in its unit's slot, or complete the tile with the slices before
-                // it, whose units lie `tiles` apart.
-                const int slot = (jobs.unit(cluster, n) * CLUSTER + rank) * CONSUMERS + consumer;
-                if (w.partial) {
-                    save_partial(slot, id, d, slice_sums<BN / 2>, slice_ready<BN / 2>);
-                    continue;
-                }
-                add_partials(slot, jobs.tiles * CLUSTER * CONSUMERS, w.peers, id, d, slice_sums<BN / 2>, slice_ready<BN / 2>);
-#else
-                // A piece of the last wave: leave it, or complete the tile with the pieces before it.
-                const int slot = (cluster * CLUSTER + rank) * CONSUMERS + consumer;
-                if (w.partial) {
-                    save_partial(slot, id, d);
-                    continue;
-                }
-                add_partials(slot, CLUSTER * CONSUMERS, w.peers, id, d);
-#endif
+                // A piece of a tile: leave it, or complete the tile with the pieces before it.
+                if (partial_sums_of(jobs, w, cluster, n, rank, consumer, id, d)) continue;
                 store(Width<BN>{});
             }
         }

@@ -150,16 +150,15 @@ __device__ __forceinline__ void store_transposed(const TensorMap* tmC, unsigned 
 // (`slices` in lib.rs mirrors this, for the book's table). The last slice of a tile adds the
 // partial sums of the slices before it, in a fixed order: the same bits from launch to launch.
 #define SLICE_SLOTS (3 * MAX_PARTIALS)  // a macro: a constant variable would be a symbol of every build
+#ifndef SLICES
+#define SLICES 0  // else an experiment's count (--define SLICES=n), where it fits
+#endif
 template <int TM, int TN, int CM, int G>
 struct Slices {
     int tiles, slices = 1, clusters, ktiles;
     __device__ Slices(int M, int N, int clusters_, int ktiles_) : clusters(clusters_), ktiles(ktiles_) {
         tiles = CEIL_DIV(CEIL_DIV(M, TM), CM) * CEIL_DIV(N, TN);
-#ifdef SLICES
-        const int want = SLICES;  // an experiment's count (--define SLICES=n), where it fits
-#else
-        const int want = CEIL_DIV(clusters, 2 * max(tiles, 1));
-#endif
+        const int want = SLICES > 0 ? SLICES : CEIL_DIV(clusters, 2 * max(tiles, 1));
         for (int s = 2; s <= min(want, 8) && ktiles / s >= 4 && (s - 1) * tiles * CM * (TM / 64) <= SLICE_SLOTS; ++s)
             slices = s;
     }
@@ -179,4 +178,40 @@ template <int NREG>
 __device__ float4 slice_sums[SLICE_SLOTS * 128 * NREG / 4];
 template <int NREG>
 __device__ unsigned slice_ready[SLICE_SLOTS];
+
+// A piece's partial sums: leave them in its slot (true: the piece is done), or add those of its
+// tile's pieces before it to d. Step 11's stream-K keeps a slot per cluster, its pieces a
+// cluster apart; a slice keeps one per unit, its tile's slices `tiles` units apart.
+template <int TM, int TN, int CM, int G, bool HALF, int NREG>
+__device__ __forceinline__ bool partial_sums_of(const Schedule<TM, TN, CM, G, HALF>&, const Work& w, int cluster, int,
+                                                unsigned rank, int consumer, int id, float (&d)[NREG]) {
+    const int slot = (cluster * CM + rank) * (TM / 64) + consumer;
+    if (w.partial) {
+        save_partial(slot, id, d);
+        return true;
+    }
+    add_partials(slot, CM * (TM / 64), w.peers, id, d);
+    return false;
+}
+template <int TM, int TN, int CM, int G, int NREG>
+__device__ __forceinline__ bool partial_sums_of(const Slices<TM, TN, CM, G>& jobs, const Work& w, int cluster, int wave,
+                                                unsigned rank, int consumer, int id, float (&d)[NREG]) {
+    const int slot = (jobs.unit(cluster, wave) * CM + rank) * (TM / 64) + consumer;
+    if (w.partial) {
+        save_partial(slot, id, d, slice_sums<NREG>, slice_ready<NREG>);
+        return true;
+    }
+    add_partials(slot, jobs.tiles * CM * (TM / 64), w.peers, id, d, slice_sums<NREG>, slice_ready<NREG>);
+    return false;
+}
+
+// The first type where `pick` holds, else the second.
+template <bool pick, class A, class B>
+struct Either {
+    typedef A type;
+};
+template <class A, class B>
+struct Either<false, A, B> {
+    typedef B type;
+};
 // ANCHOR_END: slices
