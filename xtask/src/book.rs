@@ -109,6 +109,10 @@ fn gpu_files(
     out.insert("climb.md".into(), tables::climb(r, profiles));
     out.insert("gflops.svg".into(), crate::svg::chart::gflops(r));
     out.insert("scaling.svg".into(), crate::svg::chart::scaling(r));
+    let decode = crate::svg::chart::decode(r);
+    if !decode.is_empty() {
+        out.insert("decode.svg".into(), decode);
+    }
     out.insert("roofline.svg".into(), crate::svg::roofline::roofline(r));
     out
 }

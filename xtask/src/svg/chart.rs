@@ -391,6 +391,88 @@ pub fn scaling(r: &Results) -> String {
     })
 }
 
+/// The decode shapes' chart: for each layer's (N, K), the time of the top rung that records them
+/// (step 15) and of the fastest cuBLAS configuration timed beside it, against M = 1 to 256 on a
+/// log axis, in FP16 and BF16 with a 16-bit C (the layout of inference). Empty where no step
+/// has recorded the decode shapes.
+pub fn decode(r: &Results) -> String {
+    let layers = [(11008u64, 4096u64), (4096, 11008), (4096, 4096)];
+    let ms = [1u64, 8, 16, 32, 64, 128, 256];
+    let all = series(r);
+    let top: Vec<&Series> = all
+        .iter()
+        .filter(|s| matches!(s.precision, Precision::F16C16 | Precision::Bf16C16))
+        .filter(|s| layers.iter().all(|&(n, k)| ms.iter().all(|&m| r.run(&s.id, (m, n, k)).is_some())))
+        .collect();
+    let Some(step) = top.last().map(|s| s.step.clone()) else { return String::new() };
+    let top: Vec<&Series> = top.into_iter().filter(|s| s.step == step).collect();
+    let mut entries: Vec<Entry> = top
+        .iter()
+        .map(|s| (format!("step {step}, {}", name(s.precision)), s.colour, Mark::Shape(s.precision)))
+        .collect();
+    entries.push(("fastest cuBLAS beside it".into(), REFERENCE, Mark::Dashed));
+    let groups: Key = vec![(entries, 2)];
+    let legend_h = 30 * 2 + 20;
+    let (title_h, panel_h) = (44u32, 300u32);
+    let plots_h = title_h + panel_h * layers.len() as u32;
+    render(plots_h + legend_h, |root| {
+        root.draw(&Text::new(
+            "Decode: time against M, M x N x K",
+            (WIDTH as i32 / 2, 12),
+            font(TITLE).pos(Pos::new(HPos::Center, VPos::Top)),
+        ))
+        .map_err(err)?;
+        for (i, &(n, k)) in layers.iter().enumerate() {
+            let area = root.clone().shrink((0, title_h + panel_h * i as u32), (WIDTH, panel_h));
+            let us = |x: &crate::results::Run| 1e3 * x.time_ms;
+            let cublas_us = |x: &crate::results::Run| x.fastest_cublas_gflops.map(|g| 1e3 * x.time_ms * x.gflops / g);
+            let high = top
+                .iter()
+                .flat_map(|s| ms.iter().filter_map(move |&m| r.run(&s.id, (m, n, k))))
+                .flat_map(|x| [Some(us(x)), cublas_us(x)].into_iter().flatten())
+                .fold(0.0, f64::max);
+            let mut chart = ChartBuilder::on(&area)
+                .caption(format!("N = {n}, K = {k}"), font(FONT))
+                .margin(10)
+                .margin_right(18)
+                .x_label_area_size(if i + 1 == layers.len() { 56 } else { 36 })
+                .y_label_area_size(72)
+                .build_cartesian_2d(-0.3f64..8.3, 0.0..(high * 1.15).ceil())
+                .map_err(err)?;
+            let x_label = |v: &f64| {
+                let m = 2f64.powf(v.round()) as u64;
+                if (v - v.round()).abs() < 1e-6 && ms.contains(&m) { m.to_string() } else { String::new() }
+            };
+            let mut mesh = chart.configure_mesh();
+            mesh.light_line_style(RGBColor(0xf0, 0xf0, 0xf0))
+                .x_labels(9)
+                .x_label_formatter(&x_label)
+                .y_label_formatter(&|v| short(*v))
+                .label_style(font(FONT))
+                .axis_desc_style(font(FONT))
+                .y_desc("µs");
+            if i + 1 == layers.len() {
+                mesh.x_desc("M (log scale)");
+            }
+            mesh.draw().map_err(err)?;
+            for s in &top {
+                let runs: Vec<_> =
+                    ms.iter().filter_map(|&m| r.run(&s.id, (m, n, k)).map(|x| ((m as f64).log2(), x))).collect();
+                let pts: Vec<(f64, f64)> = runs.iter().map(|(x, run)| (*x, us(run))).collect();
+                chart.draw_series(LineSeries::new(pts.clone(), s.colour.stroke_width(3))).map_err(err)?;
+                for pt in pts {
+                    marker(root, chart.backend_coord(&pt), s.precision, s.colour)?;
+                }
+                let best: Vec<(f64, f64)> =
+                    runs.iter().filter_map(|(x, run)| cublas_us(run).map(|t| (*x, t))).collect();
+                chart.draw_series(DashedLineSeries::new(best, 10, 6, REFERENCE.stroke_width(2))).map_err(err)?;
+            }
+        }
+        let below = root.clone().shrink((0, plots_h), (WIDTH, legend_h));
+        draw_key(&below, &groups)
+    })
+}
+
 /// Formats a tick value compactly: 1k, 10k, 0.1, 1M.
 pub fn short(v: f64) -> String {
     let trim = |v: f64| {
