@@ -15,6 +15,7 @@ mod phases;
 mod pipeline;
 mod promotion;
 mod schedule;
+mod slices;
 mod split;
 mod staging;
 mod swizzle;
@@ -69,6 +70,8 @@ enum Drawn {
     Split,
     /// FP8's narrow sums promoted into FP32 every K-tile, two consumers taking turns.
     Promotion,
+    /// Where the SMs start reading B at a decode shape: even shares of all K-tiles, or slices.
+    Slices,
 }
 
 /// Every diagram: the registry entry it is drawn for (a registry id, or a step's name for its
@@ -101,6 +104,7 @@ const DIAGRAMS: &[(&str, Drawn, &str)] = &[
     ("step13-3xtf32", Drawn::Split, "split"),
     ("step14-fp8", Drawn::Promotion, "promotion"),
     ("step15-skinny", Drawn::Schedule, "schedule"),
+    ("step15-skinny", Drawn::Slices, "slices"),
 ];
 
 /// The 128-byte XOR swizzle of 16-byte chunks, as the PTX ISA defines it: the layout step 8
@@ -154,6 +158,7 @@ fn draw(step: &'static common::Step, what: Drawn, book: &Results) -> Result<Docu
                 .ok_or_else(|| format!("no datasheet for {name} (xtask/src/book/hardware.rs)"))?;
             promotion::promotion(&g, 2 * fp16 as usize)?
         }
+        Drawn::Slices => slices::slices_diagram(book)?,
     })
 }
 
@@ -245,6 +250,7 @@ mod tests {
             ("step14-fp8-promotion", "4 wgmma m64n128k32"),
             ("step14-fp8-promotion", "64 x 128 x 128 x 2 FLOPs at 8192"),
             ("step14-fp8-promotion", "256 cycles; green, its promotion: 64 FMAs"),
+            ("step15-skinny-slices", "right: 96 SMs, 21-22 K-tiles each, start on 3 rows of B"),
         ] {
             let d = &all[&format!("diagrams/{file}.svg")];
             assert!(d.contains(says), "{file}: no {says:?}");
