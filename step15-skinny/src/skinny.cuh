@@ -147,7 +147,7 @@ __device__ __forceinline__ void store_transposed(const TensorMap* tmC, unsigned 
 // give at least half the clusters a unit (with slices of at least four K-tiles, and a slot for
 // every partial slice): at these shapes about half of the SMs already stream B as fast as DRAM
 // gives it, and each further slice adds partial sums and readers that are out of step
-// (`slices` in lib.rs mirrors this, for the book's table). The last slice of a tile adds the
+// (`slices` in lib.rs mirrors this, for the book's diagram and a test). A tile's last slice adds the
 // partial sums of the slices before it, in a fixed order: the same bits from launch to launch.
 #define SLICE_SLOTS (3 * MAX_PARTIALS)  // a macro: a constant variable would be a symbol of every build
 #ifndef SLICES
