@@ -18,6 +18,7 @@ mod schedule;
 mod slices;
 mod split;
 mod staging;
+mod swap;
 mod swizzle;
 mod thread_tiles;
 mod timeline;
@@ -72,6 +73,8 @@ enum Drawn {
     Promotion,
     /// Where the SMs start reading B at a decode shape: even shares of all K-tiles, or slices.
     Slices,
+    /// A and B swapped for a small M: C^T = B^T A^T, and the tile it fills.
+    Swap,
 }
 
 /// Every diagram: the registry entry it is drawn for (a registry id, or a step's name for its
@@ -104,6 +107,7 @@ const DIAGRAMS: &[(&str, Drawn, &str)] = &[
     ("step13-3xtf32", Drawn::Split, "split"),
     ("step14-fp8", Drawn::Promotion, "promotion"),
     ("step15-skinny", Drawn::Schedule, "schedule"),
+    ("step15-skinny", Drawn::Swap, "swap"),
     ("step15-skinny", Drawn::Slices, "slices"),
 ];
 
@@ -159,6 +163,7 @@ fn draw(step: &'static common::Step, what: Drawn, book: &Results) -> Result<Docu
             promotion::promotion(&g, 2 * fp16 as usize)?
         }
         Drawn::Slices => slices::slices_diagram(book)?,
+        Drawn::Swap => swap::swap(&g)?,
     })
 }
 
@@ -251,6 +256,8 @@ mod tests {
             ("step14-fp8-promotion", "64 x 128 x 128 x 2 FLOPs at 8192"),
             ("step14-fp8-promotion", "256 cycles; green, its promotion: 64 FMAs"),
             ("step15-skinny-slices", "right: 96 SMs, 21-22 K-tiles each, start on 3 rows of B"),
+            ("step15-skinny-swap", "tile 128 x 256:"),
+            ("step15-skinny-swap", "16 rows of 128 exist"),
         ] {
             let d = &all[&format!("diagrams/{file}.svg")];
             assert!(d.contains(says), "{file}: no {says:?}");
