@@ -192,6 +192,11 @@ pub(super) fn marker(area: &Area, (x, y): (i32, i32), p: Precision, colour: RGBC
     .map_err(err)
 }
 
+/// A chart's title, centred at the top of `root`.
+fn title(root: &Area, text: &str) -> Result<(), String> {
+    root.draw(&Text::new(text, (WIDTH as i32 / 2, 12), font(TITLE).pos(Pos::new(HPos::Center, VPos::Top)))).map_err(err)
+}
+
 /// A legend entry: its label, colour and mark.
 pub(super) type Entry = (String, RGBColor, Mark);
 /// A legend: groups of entries, each in its number of columns.
@@ -313,12 +318,7 @@ pub fn scaling(r: &Results) -> String {
     let small_rows = panels.len().saturating_sub(1).div_ceil(2) as u32;
     let plots_h = title_h + big_h + small_h * small_rows;
     render(plots_h + legend_h, |root| {
-        root.draw(&Text::new(
-            "GFLOP/s against size, N x N x N",
-            (WIDTH as i32 / 2, 12),
-            font(TITLE).pos(Pos::new(HPos::Center, VPos::Top)),
-        ))
-        .map_err(err)?;
+        title(root, "GFLOP/s against size, N x N x N")?;
         // x is log2 N on a linear axis, so that every power of two of the sweep gets a tick.
         let (lo, hi) = (
             (squares.iter().copied().min().unwrap_or(1) as f64).log2() - 0.3,
@@ -416,12 +416,7 @@ pub fn decode(r: &Results) -> String {
     let (title_h, panel_h) = (44u32, 300u32);
     let plots_h = title_h + panel_h * layers.len() as u32;
     render(plots_h + legend_h, |root| {
-        root.draw(&Text::new(
-            "Decode: time against M, M x N x K",
-            (WIDTH as i32 / 2, 12),
-            font(TITLE).pos(Pos::new(HPos::Center, VPos::Top)),
-        ))
-        .map_err(err)?;
+        title(root, "Decode: time against M, M x N x K")?;
         for (i, &(n, k)) in layers.iter().enumerate() {
             let area = root.clone().shrink((0, title_h + panel_h * i as u32), (WIDTH, panel_h));
             let us = |x: &crate::results::Run| 1e3 * x.time_ms;
