@@ -14,10 +14,13 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
         let skinny = common::Shape::new(16, 11008, 4096);
         launch_plan(&skinny, p, tiles(p), plan).dynamic_smem_bytes <= 227 * 1024
     };
-    let deepest = |bn| (4..=16).rev().map(|stages| Plan::Swapped { bn, stages }).find(|&plan| fits(plan));
+    let deepest_of = |bm, bn| (4..=16).rev().map(|stages| Plan::Swapped { bm, bn, stages }).find(|&plan| fits(plan));
+    let deepest = |bn| deepest_of(128, bn);
     let mut plans: Vec<Option<Plan>> = vec![None];
     plans.extend([8, 16, 32, 64, 128].into_iter().filter_map(deepest).map(Some));
-    plans.extend([4, 6, 8].map(|stages| Some(Plan::Swapped { bn: 16, stages })));
+    // Tiles of 64 rows of N (one consumer): twice the tiles, for shapes of few.
+    plans.extend([16, 32, 64, 128].into_iter().filter_map(|bn| deepest_of(64, bn)).map(Some));
+    plans.extend([4, 6, 8].map(|stages| Some(Plan::Swapped { bm: 128, bn: 16, stages })));
     let mut all: Vec<Candidate> = plans
         .into_iter()
         .map(|chosen| {

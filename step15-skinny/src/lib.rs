@@ -14,8 +14,9 @@ use common::{Launch, Precision, Result, Shape};
 pub enum Plan {
     /// Step 12's tiles and launch, unchanged.
     Step12,
-    /// A and B swapped: tiles of C^T of 128 rows of N by `bn` rows of M, `stages` ring buffers.
-    Swapped { bn: usize, stages: usize },
+    /// A and B swapped: tiles of C^T of `bm` rows of N (64 per consumer) by `bn` rows of M,
+    /// `stages` ring buffers.
+    Swapped { bm: usize, bn: usize, stages: usize },
 }
 
 // ANCHOR: rule
@@ -24,10 +25,10 @@ pub enum Plan {
 /// A narrow tile leaves room for more ring buffers beside two staging buffers of C per consumer
 /// (eight, six with the 128-wide tile), which keep more of B in flight.
 pub const RULE: &[(usize, Plan)] = &[
-    (16, Plan::Swapped { bn: 16, stages: 8 }),
-    (32, Plan::Swapped { bn: 32, stages: 8 }),
-    (64, Plan::Swapped { bn: 64, stages: 8 }),
-    (256, Plan::Swapped { bn: 128, stages: 6 }),
+    (16, Plan::Swapped { bm: 128, bn: 16, stages: 8 }),
+    (32, Plan::Swapped { bm: 128, bn: 32, stages: 8 }),
+    (64, Plan::Swapped { bm: 128, bn: 64, stages: 8 }),
+    (256, Plan::Swapped { bm: 128, bn: 128, stages: 6 }),
 ];
 
 /// The plan the rule picks for `s`: swapped where M is small and N is not, else step 12's.
@@ -40,10 +41,11 @@ pub fn plan(s: &Shape) -> Plan {
 /// for the book's table: the fewest that give at least half of them a unit, with slices of at
 /// least four K-tiles and a slot for every partial slice. The kernel computes it from its grid.
 pub fn slices(s: &Shape, p: Precision, clusters: usize) -> usize {
-    let Plan::Swapped { bn, .. } = plan(s) else { return 1 };
-    let (tiles, ktiles) = (s.n.div_ceil(128) * s.m.div_ceil(bn), s.k.div_ceil(HopperTiles::bk(p)));
+    let Plan::Swapped { bm, bn, .. } = plan(s) else { return 1 };
+    let (tiles, ktiles) = (s.n.div_ceil(bm) * s.m.div_ceil(bn), s.k.div_ceil(HopperTiles::bk(p)));
     let want = clusters.div_ceil(2 * tiles.max(1)).min(8);
-    (2..=want).take_while(|&n| ktiles / n >= 4 && (n - 1) * tiles * 2 <= SLICE_SLOTS).last().unwrap_or(1)
+    let fits = |n: usize| ktiles / n >= 4 && (n - 1) * tiles * (bm / 64) <= SLICE_SLOTS;
+    (2..=want).take_while(|&n| fits(n)).last().unwrap_or(1)
 }
 
 /// Slots of partial sums `Slices` has (skinny.cuh's SLICE_SLOTS: three times step 11's 288).
@@ -81,8 +83,8 @@ pub fn launch_with(s: &Shape, p: Precision, t: SkinnyTiles) -> Launch {
 pub fn launch_plan(s: &Shape, p: Precision, t: SkinnyTiles, plan: Plan) -> Launch {
     let small = plan != Plan::Step12;
     let launch = match plan {
-        Plan::Swapped { bn, stages } if t.swap => {
-            let t = HopperTiles { bm: 128, bn, stages, cluster: 1, ..t.step12 };
+        Plan::Swapped { bm, bn, stages } if t.swap => {
+            let t = HopperTiles { bm, bn, stages, cluster: 1, ..t.step12 };
             let consumers = t.bm / 64;
             let product = Shape::new(s.n, s.m, s.k);
             let staging = consumers * 2 * CHUNK_BYTES;
@@ -146,7 +148,7 @@ mod tests {
     /// squares run step 12's launch unchanged.
     #[test]
     fn the_rule_picks_by_shape() {
-        let narrow = |bn, stages| Plan::Swapped { bn, stages };
+        let narrow = |bn, stages| Plan::Swapped { bm: 128, bn, stages };
         let expected = [
             (1, narrow(16, 8)),
             (8, narrow(16, 8)),
