@@ -20,6 +20,8 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
     plans.extend([8, 16, 32, 64, 128].into_iter().filter_map(deepest).map(Some));
     // Tiles of 64 rows of N (one consumer): twice the tiles, for shapes of few.
     plans.extend([16, 32, 64, 128].into_iter().filter_map(|bn| deepest_of(64, bn)).map(Some));
+    // Tiles of 192 rows of N (three consumers): fewer tiles, for shapes of a wave and a bit.
+    plans.extend([64, 128].into_iter().filter_map(|bn| deepest_of(192, bn)).map(Some));
     plans.extend([4, 6, 8].map(|stages| Some(Plan::Swapped { bm: 128, bn: 16, stages })));
     let mut all: Vec<Candidate> = plans
         .into_iter()

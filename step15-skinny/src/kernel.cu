@@ -102,7 +102,8 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 for (int i = it > STAGES ? it - STAGES : 0; i < it; ++i) mbar_wait(smem_addr(&empty[i % STAGES]), (i / STAGES) % 2);
         }
     } else {
-        setmaxnreg_inc<232>();
+        // Three consumers (a tile of 192 rows of N) share what the producer gives back: 152 each.
+        setmaxnreg_inc<(CONSUMERS > 2 ? 152 : 232)>();
         // The consumer's number goes through a shuffle, so that the compiler knows every lane
         // has the same and keeps what depends on it (the descriptors) in uniform registers.
         const int consumer = __shfl_sync(0xffffffff, wg - 1, 0);
