@@ -20,21 +20,39 @@ pub enum Plan {
 }
 
 // ANCHOR: rule
-/// The rule, as a table: a shape whose M is at most the first column and no larger than its N is
-/// multiplied swapped, with the narrow tile and the ring of that row (the first row that holds).
-/// A narrow tile leaves room for more ring buffers beside two staging buffers of C per consumer
-/// (eight, six with the 128-wide tile), which keep more of B in flight.
-pub const RULE: &[(usize, Plan)] = &[
-    (16, Plan::Swapped { bm: 128, bn: 16, stages: 8 }),
-    (32, Plan::Swapped { bm: 128, bn: 32, stages: 8 }),
-    (64, Plan::Swapped { bm: 128, bn: 64, stages: 8 }),
-    (256, Plan::Swapped { bm: 128, bn: 128, stages: 6 }),
-];
+/// The narrow tile of M, as a table: the width of the first row whose M is at least the shape's.
+pub const WIDTHS: &[(usize, usize)] = &[(16, 16), (32, 32), (64, 64), (usize::MAX, 128)];
 
-/// The plan the rule picks for `s`: swapped where M is small and N is not, else step 12's.
+/// SMs of the GPUs the rule was measured on (an H100 SXM's and an H200's: 132).
+pub const SMS: usize = 132;
+
+/// The plan the rule picks for `s`. Swapped where M is small (at most 256) or the problem is, so
+/// that step 12's 128 x 256 tiles would leave over half of the SMs idle, and M is no larger than
+/// N; else step 12's. The rows of N a tile follow from how many tiles there are: 64 (one consumer,
+/// twice the tiles) where tiles of 128 rows would not reach half of the SMs, 192 (three consumers)
+/// where 128 rows would make a wave and a bit but 192 make one wave, else 128. The ring is as deep
+/// as the shared memory holds beside the staging buffers of C, at most 16 buffers.
 pub fn plan(s: &Shape) -> Plan {
-    let row = RULE.iter().find(|(most, _)| s.m <= *most && s.m <= s.n);
-    row.map_or(Plan::Step12, |&(_, plan)| plan)
+    let step12_tiles = s.m.div_ceil(128) * s.n.div_ceil(256);
+    if s.m > s.n || (s.m > 256 && step12_tiles > SMS / 2) {
+        return Plan::Step12;
+    }
+    let bn = WIDTHS.iter().find(|(most, _)| s.m <= *most).map_or(128, |&(_, bn)| bn);
+    let tiles = |bm: usize| s.n.div_ceil(bm) * s.m.div_ceil(bn);
+    let bm = match tiles(128) {
+        t if t <= SMS / 2 => 64,
+        t if t > SMS && tiles(192) <= SMS => 192,
+        _ => 128,
+    };
+    Plan::Swapped { bm, bn, stages: deepest_ring(bm, bn) }
+}
+
+/// Ring buffers of a swapped tile that fit the SM's 227 KiB of shared memory, beside two staging
+/// buffers of C per consumer and the 1 KiB that aligns the ring; at most 16.
+pub const fn deepest_ring(bm: usize, bn: usize) -> usize {
+    let ring = 227 * 1024 - 1024 - bm / 64 * 2 * CHUNK_BYTES;
+    let stages = ring / (128 * (bm + bn));
+    if stages < 16 { stages } else { 16 }
 }
 
 /// How many slices `Slices` (skinny.cuh) cuts each tile's K into, on a GPU with `clusters` SMs,
@@ -144,26 +162,29 @@ common::precision_steps! {
 mod tests {
     use super::*;
 
-    /// The rule at the decode shapes and the squares: every row of the table is used, and the
-    /// squares run step 12's launch unchanged.
+    /// The rule at the decode shapes and the squares: the narrow tile follows M, the rows of N the
+    /// count of tiles (64 at N = 4096, 128 at N = 11008, 192 at M = 256 there), and of the cubes
+    /// only 1024³ is swapped; the others run step 12's launch unchanged.
     #[test]
     fn the_rule_picks_by_shape() {
-        let narrow = |bn, stages| Plan::Swapped { bm: 128, bn, stages };
-        let expected = [
-            (1, narrow(16, 8)),
-            (8, narrow(16, 8)),
-            (16, narrow(16, 8)),
-            (32, narrow(32, 8)),
-            (64, narrow(64, 8)),
-            (128, narrow(128, 6)),
-            (256, narrow(128, 6)),
-        ];
+        let swapped = |bm, bn, stages| Plan::Swapped { bm, bn, stages };
         for (n, k) in [(11008, 4096), (4096, 11008), (4096, 4096)] {
-            for &(m, want) in &expected {
-                assert_eq!(plan(&Shape::new(m, n, k)), want, "{m}x{n}x{k}");
+            for (m, bn) in [(1, 16), (8, 16), (16, 16), (32, 32), (64, 64), (128, 128), (256, 128)] {
+                let (bm, stages) = match (n, m, bn) {
+                    (11008, 256, _) => (192, 4),
+                    (11008, _, 16) => (128, 10),
+                    (11008, _, 32) => (128, 9),
+                    (11008, _, 64) => (128, 8),
+                    (11008, ..) => (128, 6),
+                    (_, _, 16 | 32) => (64, 16),
+                    (_, _, 64) => (64, 13),
+                    _ => (64, 8),
+                };
+                assert_eq!(plan(&Shape::new(m, n, k)), swapped(bm, bn, stages), "{m}x{n}x{k}");
             }
         }
-        for size in [1024, 2048, 4096] {
+        assert_eq!(plan(&Shape::cube(1024)), swapped(64, 128, 8));
+        for size in [2048, 4096] {
             let s = Shape::cube(size);
             assert_eq!(plan(&s), Plan::Step12, "{s}");
             for p in [Precision::F16, Precision::Bf16C16] {
@@ -176,45 +197,41 @@ mod tests {
         assert_eq!(plan(&Shape::new(200, 100, 64)), Plan::Step12);
     }
 
-    /// The slices at the decode shapes on 132 SMs (an H100 SXM's or an H200's): the weight's
-    /// 86 tiles at N = 11008 need none, N = 4096's 32 tiles three, and M = 256's 64 tiles two.
+    /// The slices at the decode shapes on 132 SMs (an H100 SXM's or an H200's): N = 11008's 86 or
+    /// 116 tiles need none, nor M = 256's 128 at N = 4096; N = 4096's 64 tiles two.
     #[test]
     fn the_slices_give_half_the_sms_a_unit() {
         let p = Precision::F16C16;
         for m in [1, 8, 16, 32, 64, 128, 256] {
-            let want = |n| {
-                if m == 256 && n == 4096 {
-                    2
-                } else if n == 4096 {
-                    3
-                } else {
-                    1
-                }
-            };
             for (n, k) in [(11008, 4096), (4096, 11008), (4096, 4096)] {
-                assert_eq!(slices(&Shape::new(m, n, k), p, 132), want(n), "{m}x{n}x{k}");
+                let want = if n == 4096 && m < 256 { 2 } else { 1 };
+                assert_eq!(slices(&Shape::new(m, n, k), p, SMS), want, "{m}x{n}x{k}");
             }
         }
         // Few K-tiles: slices of at least four.
-        assert_eq!(slices(&Shape::new(16, 4096, 512), p, 132), 2);
-        assert_eq!(slices(&Shape::cube(4096), p, 132), 1);
+        assert_eq!(slices(&Shape::new(16, 2048, 256), p, SMS), 1);
+        assert_eq!(slices(&Shape::new(16, 2048, 512), p, SMS), 2);
+        assert_eq!(slices(&Shape::cube(4096), p, SMS), 1);
     }
 
     /// Every swapped launch fits the SM's 227 KiB of shared memory, and its grid counts the
-    /// product's tiles: 128 rows of N by the narrow tile.
+    /// product's tiles: BM rows of N by the narrow tile, 64 rows to each consumer.
     #[test]
     fn swapped_launches_fit() {
-        for &(m, _) in RULE {
-            let s = Shape::new(m, 11008, 4096);
-            let launch = launch_with(&s, Precision::F16, tiles(Precision::F16));
-            assert!(launch.dynamic_smem_bytes <= 227 * 1024, "{s}: {} bytes", launch.dynamic_smem_bytes);
-            let bn = launch.value("BN").unwrap() as usize;
-            assert_eq!(launch.grid.0 as usize, 11008usize.div_ceil(128) * m.div_ceil(bn), "{s}");
-            assert_eq!(launch.value("SPREAD"), Some(1), "{s}");
-            assert_eq!(
-                (launch.value("SWAP"), launch.value("CLUSTER"), launch.value("HALVES")),
-                (Some(1), Some(1), Some(0))
-            );
+        for bm in [64, 128, 192] {
+            for &(_, bn) in WIDTHS {
+                let plan = Plan::Swapped { bm, bn, stages: deepest_ring(bm, bn) };
+                let s = Shape::new(bn, 11008, 4096);
+                let launch = launch_plan(&s, Precision::F16, tiles(Precision::F16), plan);
+                assert!(launch.dynamic_smem_bytes <= 227 * 1024, "{plan:?}: {} bytes", launch.dynamic_smem_bytes);
+                assert!(deepest_ring(bm, bn) >= 4, "{plan:?}");
+                assert_eq!(launch.grid.0 as usize, 11008usize.div_ceil(bm), "{plan:?}");
+                assert_eq!(launch.block.0 as usize, 128 * (bm / 64 + 1), "{plan:?}");
+                assert_eq!(
+                    (launch.value("SWAP"), launch.value("SPREAD"), launch.value("CLUSTER"), launch.value("HALVES")),
+                    (Some(1), Some(1), Some(1), Some(0))
+                );
+            }
         }
     }
 

@@ -255,7 +255,8 @@ mod tests {
             ("step14-fp8-promotion", "4 wgmma m64n128k32"),
             ("step14-fp8-promotion", "64 x 128 x 128 x 2 FLOPs at 8192"),
             ("step14-fp8-promotion", "256 cycles; green, its promotion: 64 FMAs"),
-            ("step15-skinny-slices", "right: 96 SMs, 21-22 K-tiles each, start on 3 rows of B"),
+            ("step15-skinny-slices", "right: 128 SMs, 32 K-tiles each, start on 2 rows of B"),
+            ("step15-skinny-slices", "64 tiles of C^T (columns, 64 of N each)"),
             ("step15-skinny-swap", "tile 128 x 256:"),
             ("step15-skinny-swap", "16 rows of 128 exist"),
         ] {

@@ -30,20 +30,22 @@ fn even_shares(tiles: usize, ktiles: usize, clusters: usize) -> (Vec<(usize, usi
 
 pub(super) fn slices_diagram(book: &Results) -> Result<Document, String> {
     let (shape, p) = (Shape::new(16, 4096, 4096), Precision::F16C16);
-    let Plan::Swapped { bn, .. } = plan(&shape) else { return Err(format!("step 15 does not swap at {shape}")) };
+    let Plan::Swapped { bm, bn, .. } = plan(&shape) else { return Err(format!("step 15 does not swap at {shape}")) };
     let clusters = book.sweep.gpu.sms as usize;
-    let (tiles, ktiles) = (shape.n.div_ceil(128) * shape.m.div_ceil(bn), shape.k.div_ceil(64));
+    let (tiles, ktiles) = (shape.n.div_ceil(bm) * shape.m.div_ceil(bn), shape.k.div_ceil(64));
     let s = slices(&shape, p, clusters);
     let (first, owner) = even_shares(tiles, ktiles, clusters);
     let rows_even = first.iter().map(|f| f.1).collect::<std::collections::BTreeSet<_>>().len();
-    let (cw, ch, top, gap) = (7.0, 4.0, 150.0, 40.0);
+    let (ch, top, gap) = (4.0, 150.0, 40.0);
+    // Two panels of a column a tile side by side in the 540-wide picture.
+    let cw = ((540.0 - 28.0 - gap) / 2.0 / tiles as f64).min(7.0);
     let panel_w = cw * tiles as f64;
     let (x0, x1) = (14.0, 14.0 + panel_w + gap);
     let mut doc = heading(
         document(540, 560),
         &[
             &format!("step15-skinny at {} x {} x {} on {clusters} SMs", shape.m, shape.n, shape.k),
-            &format!("{tiles} tiles of C^T (columns, 128 of N each) by {ktiles} K-tiles"),
+            &format!("{tiles} tiles of C^T (columns, {bm} of N each) by {ktiles} K-tiles"),
             "(rows); black: the K-tile each SM reads first",
         ],
     );
