@@ -3,12 +3,13 @@
 // swap places (SWAP): the kernel computes C^T = B^T A^T, so that N (thousands) fills wgmma's 64
 // rows per consumer and M becomes the instruction's N, a narrow BN of 8 to 128 that the host picks
 // from the shape. B streams through the ring as step 12's boxes of 64 columns, now wgmma's first
-// operand read MN-major; A's rows are the second, K-major. The tiles of C^T are few (86 at N =
-// 11008), so the host launches a cluster on every SM and the K-tiles of each tile are cut into
-// slices (SPREAD, skinny.cuh), numbered slice by slice so that the clusters at work at one moment
-// read the same rows of B side by side; the block with a tile's last slice adds the partial sums
-// of the slices before it, in a fixed order, so that a launch on the same GPU gives the same
-// bits. The epilogue writes the tile of C^T into C transposed (skinny.cuh). Without SWAP and
+// operand read MN-major; A's rows are the second, K-major. A tile has BM = 64, 128 or 192 rows of
+// N (one to three consumers), as the host brings the count of tiles near the SMs'. The tiles are
+// still few (86 at N = 11008), so the host launches a cluster on every SM, and where they number
+// under half of the SMs the K-tiles of each tile are cut into slices (SPREAD, skinny.cuh),
+// numbered slice by slice so that the clusters at work at one moment read the same rows of B side
+// by side; the block with a tile's last slice adds the partial sums of the slices before it, in a
+// fixed order, so that a launch on the same GPU gives the same bits. The epilogue writes the tile of C^T into C transposed (skinny.cuh). Without SWAP and
 // SPREAD (M large), this is step 12's kernel and launch.
 //
 // C is stored as Prec<PREC>::out_t: FP32, or for FP16_C16 and BF16_C16 the inputs' 16-bit type.

@@ -1,7 +1,8 @@
 //! Step 15: skinny shapes. For a small M, A and B swap places: the kernel computes C^T = B^T A^T,
-//! so that N fills wgmma's 64 rows and M is a narrow tile (16 to 128), and a cluster on every SM
-//! takes the few tiles' K-tiles in slices (split-K), the clusters of one moment reading the same
-//! rows of B. Larger shapes run step 12's kernel and launch.
+//! so that N fills wgmma's 64 rows and M is a narrow tile (16 to 128); a tile has 64, 128 or 192
+//! rows of N, whichever brings the count of tiles near the SMs', and a cluster on every SM takes
+//! them, or where they are too few, their K-tiles in slices (split-K), the clusters of one moment
+//! reading the same rows of B. Larger shapes run step 12's kernel and launch.
 //! FP16 and BF16, each with an FP32 or a 16-bit C; sm_90a only.
 
 use common::harness::compile::Header;
