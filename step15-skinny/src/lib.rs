@@ -28,9 +28,9 @@ pub const WIDTHS: &[(usize, usize)] = &[(16, 16), (32, 32), (64, 64), (usize::MA
 pub const SMS: usize = 132;
 
 /// The plan the rule picks for `s`. Swapped where M is small (at most 256) or the problem is, so
-/// that step 12's 128 x 256 tiles would leave over half of the SMs idle, and M is no larger than
-/// N; else step 12's. The rows of N a tile follow from how many tiles there are: 64 (one consumer,
-/// twice the tiles) where tiles of 128 rows would not reach half of the SMs, 192 (three consumers)
+/// that step 12's 128 x 256 tiles would fill at most half of the SMs, and M is no larger than N;
+/// else step 12's. The rows of N a tile follow from how many tiles there are: 64 (one consumer,
+/// twice the tiles) where tiles of 128 rows would number at most half of the SMs, 192 (three consumers)
 /// where 128 rows would make a wave and a bit but 192 make one wave, else 128. The ring is as deep
 /// as the shared memory holds beside the staging buffers of C, at most 16 buffers.
 pub fn plan(s: &Shape) -> Plan {
