@@ -25,6 +25,7 @@ mod timeline;
 mod walk;
 mod warp_access;
 mod warp_tiles;
+mod waves;
 
 use crate::results::Results;
 use crate::svg::geometry::Geometry;
@@ -75,6 +76,8 @@ enum Drawn {
     Slices,
     /// A and B swapped for a small M: C^T = B^T A^T, and the tile it fills.
     Swap,
+    /// How many tiles 64, 128 and 192 rows of N make at decode shapes, against the SMs.
+    Waves,
 }
 
 /// Every diagram: the registry entry it is drawn for (a registry id, or a step's name for its
@@ -109,6 +112,7 @@ const DIAGRAMS: &[(&str, Drawn, &str)] = &[
     ("step15-skinny", Drawn::Schedule, "schedule"),
     ("step15-skinny", Drawn::Swap, "swap"),
     ("step15-skinny", Drawn::Slices, "slices"),
+    ("step15-skinny", Drawn::Waves, "waves"),
 ];
 
 /// The 128-byte XOR swizzle of 16-byte chunks, as the PTX ISA defines it: the layout step 8
@@ -164,6 +168,7 @@ fn draw(step: &'static common::Step, what: Drawn, book: &Results) -> Result<Docu
         }
         Drawn::Slices => slices::slices_diagram(book)?,
         Drawn::Swap => swap::swap(&g)?,
+        Drawn::Waves => waves::waves(book)?,
     })
 }
 
@@ -258,6 +263,9 @@ mod tests {
             ("step15-skinny-slices", "right: 128 SMs, 32 K-tiles each, start on 2 rows of B"),
             ("step15-skinny-slices", "64 tiles of C^T (columns, 64 of N each)"),
             ("step15-skinny-swap", "tile 128 x 256:"),
+            ("step15-skinny-waves", "16 x 4096 x 4096: 64 rows, 2 slices a tile"),
+            ("step15-skinny-waves", "256 x 11008 x 4096: 192 rows"),
+            ("step15-skinny-waves", "1024 x 1024 x 1024: 64 rows"),
             ("step15-skinny-swap", "16 rows of 128 exist"),
         ] {
             let d = &all[&format!("diagrams/{file}.svg")];
