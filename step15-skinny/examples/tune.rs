@@ -4,24 +4,20 @@
 //!     cargo run --release -p step15-skinny --example tune15 [-- MxNxK [fp16|bf16|fp16-c16|bf16-c16]]
 
 use common::tools::tune::Candidate;
-use step15_skinny::{Plan, SkinnyTiles, VARIANTS, launch_plan, plan, tiles};
+use step15_skinny::{Plan, SkinnyTiles, VARIANTS, deepest_ring, launch_plan, plan, tiles};
 
 /// The rule's plan first (at the shape the tuner is given), then each narrow tile with the deepest
 /// ring that fits the SM's shared memory, then the 16-wide tile (M <= 16) with shallower rings, then
 /// the rule's plan and the deepest 16-wide ring without split-K.
 fn candidates(p: common::Precision) -> Vec<Candidate> {
-    let fits = |plan: Plan| {
-        let skinny = common::Shape::new(16, 11008, 4096);
-        launch_plan(&skinny, p, tiles(p), plan).dynamic_smem_bytes <= 227 * 1024
-    };
-    let deepest_of = |bm, bn| (4..=16).rev().map(|stages| Plan::Swapped { bm, bn, stages }).find(|&plan| fits(plan));
+    let deepest_of = |bm, bn| Plan::Swapped { bm, bn, stages: deepest_ring(bm, bn) };
     let deepest = |bn| deepest_of(128, bn);
     let mut plans: Vec<Option<Plan>> = vec![None];
-    plans.extend([8, 16, 32, 64, 128].into_iter().filter_map(deepest).map(Some));
+    plans.extend([8, 16, 32, 64, 128].map(|bn| Some(deepest(bn))));
     // Tiles of 64 rows of N (one consumer): twice the tiles, for shapes of few.
-    plans.extend([16, 32, 64, 128].into_iter().filter_map(|bn| deepest_of(64, bn)).map(Some));
+    plans.extend([16, 32, 64, 128].map(|bn| Some(deepest_of(64, bn))));
     // Tiles of 192 rows of N (three consumers): fewer tiles, for shapes of a wave and a bit.
-    plans.extend([64, 128].into_iter().filter_map(|bn| deepest_of(192, bn)).map(Some));
+    plans.extend([64, 128].map(|bn| Some(deepest_of(192, bn))));
     plans.extend([4, 6, 8].map(|stages| Some(Plan::Swapped { bm: 128, bn: 16, stages })));
     let mut all: Vec<Candidate> = plans
         .into_iter()
@@ -33,7 +29,7 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
     // Without split-K: a block on each tile, over all of its K (as cuBLAS at 16 x 11008 x 4096).
     let alone = SkinnyTiles { spread: false, ..tiles(p) };
     all.push(Candidate::new("the rule's plan, no split-K", move |s| launch_plan(s, p, alone, plan(s))));
-    let deep = deepest(16).expect("a 16-wide tile fits");
+    let deep = deepest(16);
     all.push(Candidate::new(format!("{deep:?}, no split-K"), move |s| launch_plan(s, p, alone, deep)));
     all
 }

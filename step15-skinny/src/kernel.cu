@@ -9,8 +9,9 @@
 // under half of the SMs the K-tiles of each tile are cut into slices (SPREAD, skinny.cuh),
 // numbered slice by slice so that the clusters at work at one moment read the same rows of B side
 // by side; the block with a tile's last slice adds the partial sums of the slices before it, in a
-// fixed order, so that a launch on the same GPU gives the same bits. The epilogue writes the tile of C^T into C transposed (skinny.cuh). Without SWAP and
-// SPREAD (M large), this is step 12's kernel and launch.
+// fixed order, so that a launch on the same GPU gives the same bits. The epilogue writes the tile
+// of C^T into C transposed (skinny.cuh). Without SWAP and SPREAD (M large), this is step 12's
+// kernel and launch.
 //
 // C is stored as Prec<PREC>::out_t: FP32, or for FP16_C16 and BF16_C16 the inputs' 16-bit type.
 // The signature is step 12's: A, B and C as their tensor maps.

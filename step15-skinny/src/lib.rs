@@ -39,13 +39,18 @@ pub fn plan(s: &Shape) -> Plan {
         return Plan::Step12;
     }
     let bn = WIDTHS.iter().find(|(most, _)| s.m <= *most).map_or(128, |&(_, bn)| bn);
-    let tiles = |bm: usize| s.n.div_ceil(bm) * s.m.div_ceil(bn);
+    let tiles = |bm| swapped_tiles(s, bm, bn);
     let bm = match tiles(128) {
         t if t <= SMS / 2 => 64,
         t if t > SMS && tiles(192) <= SMS => 192,
         _ => 128,
     };
     Plan::Swapped { bm, bn, stages: deepest_ring(bm, bn) }
+}
+
+/// Tiles of C^T at `s` swapped, each `bm` rows of N by `bn` of M.
+pub fn swapped_tiles(s: &Shape, bm: usize, bn: usize) -> usize {
+    s.n.div_ceil(bm) * s.m.div_ceil(bn)
 }
 
 /// Ring buffers of a swapped tile that fit the SM's 227 KiB of shared memory, beside two staging
@@ -61,7 +66,7 @@ pub const fn deepest_ring(bm: usize, bn: usize) -> usize {
 /// least four K-tiles and a slot for every partial slice. The kernel computes it from its grid.
 pub fn slices(s: &Shape, p: Precision, clusters: usize) -> usize {
     let Plan::Swapped { bm, bn, .. } = plan(s) else { return 1 };
-    let (tiles, ktiles) = (s.n.div_ceil(bm) * s.m.div_ceil(bn), s.k.div_ceil(HopperTiles::bk(p)));
+    let (tiles, ktiles) = (swapped_tiles(s, bm, bn), s.k.div_ceil(HopperTiles::bk(p)));
     let want = clusters.div_ceil(2 * tiles.max(1)).min(8);
     let fits = |n: usize| ktiles / n >= 4 && (n - 1) * tiles * (bm / 64) <= SLICE_SLOTS;
     (2..=want).take_while(|&n| fits(n)).last().unwrap_or(1)

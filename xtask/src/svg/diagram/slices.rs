@@ -6,7 +6,7 @@
 use super::draw::*;
 use crate::results::Results;
 use common::{Precision, Shape};
-use step15_skinny::{Plan, plan, slices};
+use step15_skinny::{Plan, plan, slices, swapped_tiles};
 use svg::Document;
 
 /// The first K-tile each SM reads, as (tile, K-tile), and the unit of every cell, for the even
@@ -32,7 +32,7 @@ pub(super) fn slices_diagram(book: &Results) -> Result<Document, String> {
     let (shape, p) = (Shape::new(16, 4096, 4096), Precision::F16C16);
     let Plan::Swapped { bm, bn, .. } = plan(&shape) else { return Err(format!("step 15 does not swap at {shape}")) };
     let clusters = book.sweep.gpu.sms as usize;
-    let (tiles, ktiles) = (shape.n.div_ceil(bm) * shape.m.div_ceil(bn), shape.k.div_ceil(64));
+    let (tiles, ktiles) = (swapped_tiles(&shape, bm, bn), shape.k.div_ceil(64));
     let s = slices(&shape, p, clusters);
     let (first, owner) = even_shares(tiles, ktiles, clusters);
     let rows_even = first.iter().map(|f| f.1).collect::<std::collections::BTreeSet<_>>().len();

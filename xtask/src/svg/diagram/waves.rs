@@ -5,7 +5,7 @@
 use super::draw::*;
 use crate::results::Results;
 use common::{Precision, Shape};
-use step15_skinny::{Plan, plan, slices};
+use step15_skinny::{Plan, plan, slices, swapped_tiles};
 use svg::Document;
 
 /// The shapes drawn: where 64, 128 and 192 rows each win.
@@ -21,7 +21,7 @@ pub(super) fn waves(book: &Results) -> Result<Document, String> {
         let Plan::Swapped { bn, .. } = plan(&Shape::new(m, n, k)) else {
             return Err(format!("{m}x{n}x{k} is not swapped"));
         };
-        widest = widest.max(n.div_ceil(64) * m.div_ceil(bn));
+        widest = widest.max(swapped_tiles(&Shape::new(m, n, k), 64, bn));
     }
     let x = |tiles: usize| left + (right - left) * tiles as f64 / widest as f64;
     let group = 24.0 + 3.0 * (bar + gap) + 14.0;
@@ -52,7 +52,7 @@ pub(super) fn waves(book: &Results) -> Result<Document, String> {
             doc = doc.add(line(x(tiles), y1, x(tiles), y2, INK).set("stroke-dasharray", "4 3"));
         }
         for (j, bm) in [64, 128, 192].into_iter().enumerate() {
-            let tiles = n.div_ceil(bm) * m.div_ceil(bn);
+            let tiles = swapped_tiles(&shape, bm, bn);
             let y = y0 + 24.0 + j as f64 * (bar + gap);
             let fill = if bm == picked { WARP[0] } else { "#c9d6e6" };
             doc = doc.add(text(14.0, y + bar - 3.0, format!("{bm} rows")).set("font-size", SMALL)).add(rect(
