@@ -138,7 +138,8 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
         const float scale = P::block ? alpha : alpha * scale_a[0] * scale_b[0];
         // Where the block scales lie (quantize.rs): A's (kb, m) at kb * M4 + m, B's (nb, kb) at
         // nb * KB4 + kb; M4 and KB4 are M and KB rounded up to 4.
-        const int M4 = CEIL_DIV(M, 4) * 4, KB4 = CEIL_DIV(KB, 4) * 4, NB = CEIL_DIV(N, 128);
+        const unsigned M4 = CEIL_DIV(M, 4) * 4, KB4 = CEIL_DIV(KB, 4) * 4;
+        const int NB = CEIL_DIV(N, 128);
         unsigned it = 0;
         int chunks = 0;
         Work w;
@@ -163,15 +164,21 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 promote(d, u, su);
             };
             // The block scales of the piece's j-th K-tile (the last one's past its end), through L1:
-            // a thread's two rows of A, and the block of B that 32 K-tiles share.
+            // a thread's two rows of A, and B's of the tile's blocks. A consumer promotes in the time
+            // the tensor cores give the other consumer's K-tile, and the fetch's instructions are
+            // spent there too: unsigned 32-bit offsets from the arrays' starts make each address one
+            // instruction, where 64-bit ones took four (3 points at 4096^3, notes/step14.md).
             const int count = w.k1 - w.k0, step = w.k_step();
-            const int r = w.at.x + consumer * 64 + tid / 32 * 16 + tid % 32 / 4, r0 = min(r, M - 1), r1 = min(r + 8, M - 1);
+            const unsigned r = w.at.x + consumer * 64 + tid / 32 * 16 + tid % 32 / 4, r0 = min(r, M - 1u), r1 = min(r + 8, M - 1u);
+            unsigned nb[BN / 128];  // where B's scales of the tile's blocks start
+#pragma unroll
+            for (int q = 0; q < BN / 128; ++q) nb[q] = min(w.at.y / 128 + q, NB - 1) * KB4;
             auto fetch = [&](Scales& st, int j) {
                 if constexpr (P::block) {
-                    const size_t kb = w.k_first() + min(j, count - 1) * step;
-                    st.a[0] = __ldg(scale_a + kb * M4 + r0), st.a[1] = __ldg(scale_a + kb * M4 + r1);
+                    const unsigned kb = w.k_first() + min(j, count - 1) * step;
+                    st.a[0] = __ldg(scale_a + (kb * M4 + r0)), st.a[1] = __ldg(scale_a + (kb * M4 + r1));
 #pragma unroll
-                    for (int q = 0; q < BN / 128; ++q) st.b[q] = __ldg(scale_b + (size_t)min(w.at.y / 128 + q, NB - 1) * KB4 + kb);
+                    for (int q = 0; q < BN / 128; ++q) st.b[q] = __ldg(scale_b + (nb[q] + kb));
                 }
             };
             // The K-tiles in pairs, t0 and t1 taking turns: one is always running. Each K-tile's

@@ -4,8 +4,9 @@
 //! non-negative data (activations after a ReLU, whose partial sums grow with K), while the step
 //! passes on it and on signed data. On signed data the experiment's error grows too, but stays
 //! near the bound: only a few elements cross it, not every run. The `table` trial prints both kernels' errors over K (the figures of
-//! `notes/step14.md`), and with `SGEMM_FP8_TABLE=FILE` writes them there as JSON. Without a Hopper
-//! GPU the trials are ignored.
+//! `notes/step14.md`), and with `SGEMM_FP8_TABLE=FILE` writes them there as JSON. One more trial
+//! guards the block scales: the experiment that applies a piece's first K-tile's scales to all of
+//! its K-tiles (`one-k-tile-scales.patch`) must fail. Without a Hopper GPU the trials are ignored.
 
 use common::harness::device::Gpu;
 use common::harness::runner::Runner;
@@ -42,6 +43,24 @@ fn runner(promoted: bool) -> Result<Runner, Failed> {
         Some(found.ok_or("the no-promotion experiment is not embedded")?)
     };
     Ok(Runner::new(&gpu, STEP, kernel).map_err(|e| e.to_string())?)
+}
+
+/// The block scales read for the wrong K-tiles fail the check: the harness gives every block its
+/// own power of two (`Inputs::vary_by_block`); on uniform data alone this experiment passed.
+fn wrong_k_tile_scales_fail() -> Result<(), Failed> {
+    let step = &step14_fp8::FP8_BLOCK;
+    let (gpu, blas) = shared().map_err(|e| e.to_string())?;
+    let found = steps::kernels::experiments(step.name).into_iter().find(|k| k.name.contains("one-k-tile-scales"));
+    let mut r = Runner::new(&gpu, step, Some(found.ok_or("the one-k-tile-scales experiment is not embedded")?))
+        .map_err(|e| e.to_string())?;
+    let blas = blas.lock().unwrap_or_else(|p| p.into_inner());
+    let g = gemm(1024);
+    let p = Prepared::new(&gpu, &blas, &g, step.precision, data::fresh_seed()).map_err(|e| e.to_string())?;
+    let v = p.check(&mut r).map_err(|e| e.to_string())?;
+    match v.vs_cpu.passed() {
+        true => Err(format!("one K-tile's scales for all of K passed: {}", v.report(&r.kernel.name)).into()),
+        false => Ok(()),
+    }
 }
 
 /// 255 x 257 x K (a few tiles, each with all of K), alpha 1, beta 0.
@@ -134,6 +153,11 @@ fn main() -> std::process::ExitCode {
         }
     }
     trials.push(Trial::test("table", table).with_kind("gpu").with_ignored_flag(!runs));
+    trials.push(
+        Trial::test("one-k-tile-scales-fails/fp8-block", wrong_k_tile_scales_fail)
+            .with_kind("gpu")
+            .with_ignored_flag(!runs),
+    );
     let mut args = args;
     args.test_threads.get_or_insert(1);
     libtest_mimic::run(&args, trials).exit_code()

@@ -1,5 +1,7 @@
 //! Seeded random inputs. Never zeros: zeros hide unwritten outputs and wrong indexing.
 
+use crate::harness::precision::SCALE_BLOCK;
+
 /// SplitMix64: tiny, fast, and good enough to make test matrices.
 #[derive(Clone, Debug)]
 pub struct Rng(u64);
@@ -52,6 +54,34 @@ impl Inputs {
         let c0 = if gemm.beta == 0.0 { vec![f32::NAN; m * n] } else { random_matrix(m, n, seed ^ 0xaaaa_aaaa) };
         Inputs { a, b, c0 }
     }
+
+    /// For FP8 with block scales: every row of A per 128 of K, and every 128 x 128 block of B,
+    /// times its own power of two from 2^-3 to 2^3, so that the blocks' scales differ by up to 64
+    /// times and a kernel that applies one block's scale to another fails the check. (Uniform
+    /// data alone leave every block's scale within about 1% of the others': a kernel that read
+    /// one K-tile's scales for all of K passed.) Powers of two keep every value exact, and its
+    /// sign, infinity or NaN.
+    pub fn vary_by_block(&mut self, shape: crate::Shape, seed: u64) {
+        let crate::Shape { m, n, k } = shape;
+        let mut rng = Rng::new(seed ^ 0x3c3c_3c3c);
+        let mut factor = || 2f32.powi((rng.next_u64() % 7) as i32 - 3);
+        for row in self.a.chunks_mut(k).take(m) {
+            for block in row.chunks_mut(SCALE_BLOCK) {
+                let f = factor();
+                block.iter_mut().for_each(|v| *v *= f);
+            }
+        }
+        let blocks_n = n.div_ceil(SCALE_BLOCK);
+        let mut f = Vec::new();
+        for (r, row) in self.b.chunks_mut(n).take(k).enumerate() {
+            if r % SCALE_BLOCK == 0 {
+                f = (0..blocks_n).map(|_| factor()).collect();
+            }
+            for (block, fb) in row.chunks_mut(SCALE_BLOCK).zip(&f) {
+                block.iter_mut().for_each(|v| *v *= fb);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -66,5 +96,37 @@ mod tests {
         assert_ne!(x, random_matrix(64, 64, 8));
         let mean = x.iter().map(|&v| v as f64).sum::<f64>() / x.len() as f64;
         assert!(mean.abs() < 0.05, "mean {mean}");
+    }
+
+    #[test]
+    fn blocks_get_their_own_powers_of_two() {
+        let gemm = crate::Gemm::new(crate::Shape::new(3, 200, 300), 1.0, 0.0);
+        let plain = Inputs::new(&gemm, 5);
+        let mut varied = Inputs::new(&gemm, 5);
+        varied.vary_by_block(gemm.shape, 5);
+        // The factor of each (row of A, block of K) and (block of K, block of N) of B: one
+        // power of two from 1/8 to 8 across a block, and not one for all blocks.
+        let factor = |x: f32, y: f32| {
+            let f = y / x;
+            assert!((0.125..=8.0).contains(&f) && f.log2().fract() == 0.0, "{y} / {x}");
+            f
+        };
+        let mut fa = Vec::new();
+        for i in 0..3 {
+            for blk in 0..3 {
+                let at = |c: usize| i * 300 + blk * 128 + c;
+                let f = factor(plain.a[at(0)], varied.a[at(0)]);
+                let last = (300 - blk * 128).min(128) - 1;
+                assert_eq!(f, factor(plain.a[at(last)], varied.a[at(last)]));
+                fa.push(f);
+            }
+        }
+        let fb: Vec<f32> = [(0, 0), (127, 127), (128, 0), (299, 199), (0, 128)]
+            .iter()
+            .map(|&(r, c)| factor(plain.b[r * 200 + c], varied.b[r * 200 + c]))
+            .collect();
+        assert_eq!(fb[0], fb[1], "one factor per block of B");
+        assert!(fa.iter().any(|&f| f != fa[0]) && fb.iter().any(|&f| f != fb[0]), "{fa:?} {fb:?}");
+        assert_eq!(plain.c0.len(), varied.c0.len());
     }
 }

@@ -4,7 +4,7 @@
 use crate::harness::data::Inputs;
 use crate::harness::device::{Gpu, sync};
 use crate::harness::matrix::DeviceMatrix;
-use crate::harness::precision::{Elem, Precision};
+use crate::harness::precision::{Elem, Precision, Scaling};
 use crate::harness::problem::{Gemm, Shape};
 use crate::harness::quantize::{Operand, dequantize, quantize};
 use crate::harness::runner::Runner;
@@ -79,7 +79,8 @@ impl Prepared {
         Self::with_inputs(gpu, cublas, gemm, precision, seed, Inputs::new(gemm, seed))
     }
 
-    /// [`Prepared::new`] on given inputs (the non-finite tests put inf and NaN into A and B).
+    /// [`Prepared::new`] on given inputs (the non-finite tests put inf and NaN into A and B). For
+    /// block scales they are first varied block by block ([`Inputs::vary_by_block`]).
     pub fn with_inputs(
         gpu: &Gpu,
         cublas: &Cublas,
@@ -91,6 +92,10 @@ impl Prepared {
         let (ein, eout) = (precision.input(), precision.output());
         let fp8 = precision.scaling().is_some();
         let Shape { m, n, k } = gemm.shape;
+        let mut inputs = inputs;
+        if precision.scaling() == Some(Scaling::Block) {
+            inputs.vary_by_block(gemm.shape, seed);
+        }
         let (a, b, rounded_inputs) = if fp8 {
             // Quantized on the GPU; what the kernel multiplies is read back, exact in FP32.
             let a = quantize(gpu, precision, Operand::A, &inputs.a, m, k)?;
