@@ -63,6 +63,9 @@ impl Inputs {
     /// sign, infinity or NaN.
     pub fn vary_by_block(&mut self, shape: crate::Shape, seed: u64) {
         let crate::Shape { m, n, k } = shape;
+        if m * n * k == 0 {
+            return; // nothing to vary (and no rows to cut A or B into)
+        }
         let mut rng = Rng::new(seed ^ 0x3c3c_3c3c);
         let mut factor = || 2f32.powi((rng.next_u64() % 7) as i32 - 3);
         for row in self.a.chunks_mut(k).take(m) {
@@ -128,5 +131,12 @@ mod tests {
         assert_eq!(fb[0], fb[1], "one factor per block of B");
         assert!(fa.iter().any(|&f| f != fa[0]) && fb.iter().any(|&f| f != fb[0]), "{fa:?} {fb:?}");
         assert_eq!(plain.c0.len(), varied.c0.len());
+        // Empty problems (the suite's K = 0, M = 0 and N = 0 cases) are left as they are.
+        for (m, n, k) in [(33, 31, 0), (0, 31, 32), (31, 0, 32)] {
+            let g = crate::Gemm::new(crate::Shape::new(m, n, k), 1.0, 0.0);
+            let mut x = Inputs::new(&g, 1);
+            x.vary_by_block(g.shape, 1);
+            assert_eq!((x.a, x.b), (Inputs::new(&g, 1).a, Inputs::new(&g, 1).b));
+        }
     }
 }
