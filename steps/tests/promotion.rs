@@ -35,24 +35,28 @@ fn shared() -> Result<(Arc<Gpu>, Arc<Mutex<Cublas>>), common::Error> {
 
 /// Step 14, or (`promoted` false) its experiment without the promotion.
 fn runner(promoted: bool) -> Result<Runner, Failed> {
+    runner_of(STEP, (!promoted).then_some("no-promotion"))
+}
+
+/// `step`'s kernel, or its embedded experiment whose name holds `experiment`.
+fn runner_of(step: &common::Step, experiment: Option<&str>) -> Result<Runner, Failed> {
     let (gpu, _) = shared().map_err(|e| e.to_string())?;
-    let kernel = if promoted {
-        None
-    } else {
-        let found = steps::kernels::experiments(STEP.name).into_iter().find(|k| k.name.contains("no-promotion"));
-        Some(found.ok_or("the no-promotion experiment is not embedded")?)
+    let kernel = match experiment {
+        None => None,
+        Some(name) => {
+            let found = steps::kernels::experiments(step.name).into_iter().find(|k| k.name.contains(name));
+            Some(found.ok_or(format!("the {name} experiment is not embedded"))?)
+        }
     };
-    Ok(Runner::new(&gpu, STEP, kernel).map_err(|e| e.to_string())?)
+    Ok(Runner::new(&gpu, step, kernel).map_err(|e| e.to_string())?)
 }
 
 /// The block scales read for the wrong K-tiles fail the check: the harness gives every block its
 /// own power of two (`Inputs::vary_by_block`); on uniform data alone this experiment passed.
 fn wrong_k_tile_scales_fail() -> Result<(), Failed> {
     let step = &step14_fp8::FP8_BLOCK;
+    let mut r = runner_of(step, Some("one-k-tile-scales"))?;
     let (gpu, blas) = shared().map_err(|e| e.to_string())?;
-    let found = steps::kernels::experiments(step.name).into_iter().find(|k| k.name.contains("one-k-tile-scales"));
-    let mut r = Runner::new(&gpu, step, Some(found.ok_or("the one-k-tile-scales experiment is not embedded")?))
-        .map_err(|e| e.to_string())?;
     let blas = blas.lock().unwrap_or_else(|p| p.into_inner());
     let g = gemm(1024);
     let p = Prepared::new(&gpu, &blas, &g, step.precision, data::fresh_seed()).map_err(|e| e.to_string())?;

@@ -87,12 +87,11 @@ impl Prepared {
         gemm: &Gemm,
         precision: Precision,
         seed: u64,
-        inputs: Inputs,
+        mut inputs: Inputs,
     ) -> Result<Prepared> {
         let (ein, eout) = (precision.input(), precision.output());
         let fp8 = precision.scaling().is_some();
         let Shape { m, n, k } = gemm.shape;
-        let mut inputs = inputs;
         if precision.scaling() == Some(Scaling::Block) {
             inputs.vary_by_block(gemm.shape, seed);
         }
