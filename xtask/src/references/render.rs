@@ -30,8 +30,12 @@ fn keys_of(r: &References) -> Vec<(u64, u64, u64, String)> {
 
 /// The line that names the GPU, the date and the libraries.
 fn heading(r: &References) -> String {
-    let torch =
-        r.torch.as_ref().map_or(String::new(), |t| format!("; PyTorch {} (CUDA {}), {}", t.torch, t.cuda, t.date));
+    // The script's note says how long the GPU idled before each sample of torch's: a longer idle
+    // than the harness's gate raises its figures one at a time (`scripts/torch-matmul.py`).
+    let torch = r
+        .torch
+        .as_ref()
+        .map_or(String::new(), |t| format!("; PyTorch {} (CUDA {}), {}, by {}", t.torch, t.cuda, t.date, t.tool));
     let v = r.cublas_version;
     format!(
         "{}, {}, cuBLAS {}.{}.{}{torch}. TFLOP/s ({}).\n",
