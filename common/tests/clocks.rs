@@ -1,5 +1,6 @@
-//! The clock watch on a real GPU: NVML answers for the GPU the harness opened, with a clock
-//! the GPU can have. Ignored (with the reason) where there is no GPU.
+//! The clock watch and the energy counter on a real GPU: NVML answers for the GPU the harness
+//! opened, with a clock the GPU can have and a counter that moves. Ignored (with the reason)
+//! where there is no GPU.
 
 use common::harness::device::Gpu;
 use common::timing::clocks::Watch;
@@ -18,12 +19,34 @@ fn watch_reads_the_gpu() -> Result<(), Failed> {
     Ok(())
 }
 
+/// NVML's energy counter rises while the GPU draws power (an idle H100 or H200 draws tens of
+/// watts), and moves often enough that a one-second window resolves a few percent of it.
+fn energy_counter_rises() -> Result<(), Failed> {
+    use common::timing::clocks::{energy_mj, energy_step_ms};
+    let gpu = &Gpu::shared()?;
+    let before = energy_mj(gpu)?;
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let after = energy_mj(gpu)?;
+    let step = energy_step_ms(gpu, std::time::Duration::from_millis(300))?;
+    println!("{}: {} mJ in 300 ms, the counter moving every {step:?} ms", gpu.name, after.saturating_sub(before));
+    match step {
+        Some(ms) if after > before && ms <= 50.0 => Ok(()),
+        _ => {
+            Err(format!("the energy counter of {} rose {before} -> {after} mJ, moving every {step:?} ms", gpu.name)
+                .into())
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args = Arguments::from_args();
     let missing = Gpu::shared().err();
     if let Some(why) = &missing {
         eprintln!("note: the clock watch's GPU test is ignored: {why}");
     }
-    let trial = Trial::test("clock_watch_reads_the_gpu", watch_reads_the_gpu).with_ignored_flag(missing.is_some());
-    libtest_mimic::run(&args, vec![trial]).exit_code()
+    let trials = vec![
+        Trial::test("clock_watch_reads_the_gpu", watch_reads_the_gpu).with_ignored_flag(missing.is_some()),
+        Trial::test("energy_counter_rises", energy_counter_rises).with_ignored_flag(missing.is_some()),
+    ];
+    libtest_mimic::run(&args, trials).exit_code()
 }

@@ -112,6 +112,8 @@ struct Nvml {
     clock: unsafe extern "C" fn(Device, u32, *mut u32) -> Ret,
     power: unsafe extern "C" fn(Device, *mut u32) -> Ret,
     reasons: unsafe extern "C" fn(Device, *mut u64) -> Ret,
+    /// The energy the GPU has used since the driver loaded, in millijoules (Volta and later).
+    energy: Option<unsafe extern "C" fn(Device, *mut u64) -> Ret>,
     _lib: libloading::Library,
 }
 
@@ -162,6 +164,10 @@ impl Nvml {
                     )
                     .map_err(|_| get("nvmlDeviceGetCurrentClocksEventReasons"))?,
             };
+            let energy = lib
+                .get::<unsafe extern "C" fn(Device, *mut u64) -> Ret>(b"nvmlDeviceGetTotalEnergyConsumption\0")
+                .ok()
+                .map(|f| *f);
             let rc = init();
             if rc != 0 {
                 return Err(format!("nvmlInit_v2 returned {rc}"));
@@ -172,7 +178,7 @@ impl Nvml {
             if rc != 0 {
                 return Err(format!("NVML does not see the GPU at PCI address {bus} (error {rc})"));
             }
-            Ok(Nvml { device, clock, power, reasons, _lib: lib })
+            Ok(Nvml { device, clock, power, reasons, energy, _lib: lib })
         }
     }
 
@@ -192,6 +198,40 @@ impl Nvml {
 fn shared_nvml(gpu: &Gpu) -> Result<Arc<Nvml>, String> {
     static NVML: std::sync::OnceLock<Result<Arc<Nvml>, String>> = std::sync::OnceLock::new();
     NVML.get_or_init(|| Nvml::open(gpu).map(Arc::new)).clone()
+}
+
+/// The energy `gpu` has used since its driver loaded, in millijoules (NVML's counter, which a
+/// GPU older than Volta does not keep): read before and after some work, the difference is what
+/// the work cost, at whatever granularity the GPU updates the counter ([`energy_step_ms`]).
+pub fn energy_mj(gpu: &Gpu) -> Result<u64, String> {
+    let nvml = shared_nvml(gpu)?;
+    let read = nvml.energy.ok_or("this GPU's NVML keeps no energy counter")?;
+    let mut mj = 0u64;
+    // SAFETY: writes one value through a pointer to a local.
+    let rc = unsafe { read(nvml.device, &mut mj) };
+    if rc != 0 {
+        return Err(format!("nvmlDeviceGetTotalEnergyConsumption returned {rc}"));
+    }
+    Ok(mj)
+}
+
+/// How often the energy counter moves, in milliseconds: the mean time between its changes over
+/// `over`, read as fast as the host can. A figure taken over a window of `w` ms is good to about
+/// this much of `w`. None if it did not move twice.
+pub fn energy_step_ms(gpu: &Gpu, over: Duration) -> Result<Option<f64>, String> {
+    let start = std::time::Instant::now();
+    let (mut last, mut changes) = (energy_mj(gpu)?, Vec::new());
+    while start.elapsed() < over {
+        let now = energy_mj(gpu)?;
+        if now != last {
+            changes.push(start.elapsed());
+            last = now;
+        }
+    }
+    Ok(match (changes.first(), changes.last()) {
+        (Some(a), Some(b)) if changes.len() >= 2 => Some((*b - *a).as_secs_f64() * 1e3 / (changes.len() - 1) as f64),
+        _ => None,
+    })
 }
 
 /// Samples the GPU's clock every [`PERIOD`] from [`Watch::start`] to [`Watch::stop`].

@@ -17,10 +17,12 @@
 //! Its parts: the file and the ladder's top rungs here; `timing.rs`, the run; `merge.rs`, a run's
 //! figures added to the file it finishes (`--merge`); `render.rs`, the book's markdown of a file.
 
+pub(crate) mod energy;
 mod merge;
 mod render;
 mod timing;
 
+pub use energy::table as energy_table;
 pub use render::{every, targets, verdicts};
 pub use timing::{Args, run};
 
@@ -104,6 +106,12 @@ pub struct References {
     /// The GPU's clock over each shape and precision's timings (files written before it: none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clocks: Vec<Watched>,
+    /// Each verdict contender's energy per GEMM (files written before it: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub energy: Vec<energy::Spent>,
+    /// How often the GPU's energy counter moved while the run began, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_step_ms: Option<f64>,
 }
 
 /// The GPU's clock while one shape and precision were timed (both timings).
@@ -215,6 +223,8 @@ mod tests {
             wrong: vec![],
             rehashed: vec![],
             clocks: vec![],
+            energy: vec![],
+            energy_step_ms: None,
         }
     }
 

@@ -1,8 +1,10 @@
 //! The references run: at each shape and precision, every contender (the top rung of each C type
 //! and every cuBLAS configuration that computes its product) timed in turns with both methods,
-//! then each rung and its pick timed again (the verdict timing), while the GPU's clock is watched.
-//! The file is written after every shape and precision.
+//! then each rung and its pick timed again (the verdict timing), while the GPU's clock is watched;
+//! then the energy per GEMM of the verdict's contenders (`energy.rs`). The file is written after
+//! every shape and precision.
 
+use super::energy::{self, Spent};
 use super::merge::merged;
 use super::render::markdown;
 use super::{
@@ -122,6 +124,8 @@ pub fn run(Args { out, shapes, decode, precisions, algos, torch, kernel, define,
         None
     };
     let timed = shapes.iter().flat_map(|&s| precisions.iter().map(move |&p| (s, p))).collect();
+    // The energy figures are good to about the counter's step against their window.
+    let energy_step_ms = common::timing::clocks::energy_step_ms(&gpu, Duration::from_millis(300)).unwrap_or(None);
     let header = Header {
         tool,
         date: today(),
@@ -130,6 +134,7 @@ pub fn run(Args { out, shapes, decode, precisions, algos, torch, kernel, define,
         torch,
         kept,
         timed,
+        energy_step_ms,
     };
     let lab = Lab { gpu, cublas, lt, algos: algos as usize, experiments, defines };
     let mut recorded = Recorded::default();
@@ -196,6 +201,8 @@ struct Header {
     kept: Option<References>,
     /// The shapes and precisions this run times: of those, the kept file's rows are replaced.
     timed: Vec<(Shape, Precision)>,
+    /// How often the energy counter moved (see [`Recorded::energy`]).
+    energy_step_ms: Option<f64>,
 }
 
 /// The figures a run has taken so far.
@@ -206,6 +213,7 @@ struct Recorded {
     wrong: Vec<String>,
     hashes: BTreeMap<String, String>,
     clocks: Vec<Watched>,
+    energy: Vec<Spent>,
 }
 
 impl Header {
@@ -225,6 +233,8 @@ impl Header {
             wrong: r.wrong.clone(),
             rehashed: Vec::new(),
             clocks: r.clocks.clone(),
+            energy: r.energy.clone(),
+            energy_step_ms: self.energy_step_ms,
         };
         match &self.kept {
             Some(old) => merged(old, new, &self.timed),
@@ -286,7 +296,8 @@ impl Lab {
     }
 
     /// Times every contender of `family` at `shape` both ways, then the verdict timing, with the
-    /// GPU's clock watched over both; adds the rows and the clock to `rec`.
+    /// GPU's clock watched over both, then the energy of the verdict's contenders; adds the rows,
+    /// the clock and the energy to `rec`.
     fn time(&self, shape: Shape, family: Precision, rec: &mut Recorded) -> Result<(), String> {
         let e = |e: common::Error| e.to_string();
         let gemm = Gemm::new(shape, 1.0, 0.0);
@@ -339,8 +350,10 @@ impl Lab {
         }
         // The verdict timing: each rung and the configuration of least median above, of its C
         // type and in this method, timed again on fresh samples (`references`' comment says why).
+        let mut verdict_contenders: Vec<usize> = Vec::new();
         for (i, m) in Method::BOTH.into_iter().enumerate() {
             let chosen = picked(&rungs, runs.len(), |x| times[x][i].median_ms);
+            verdict_contenders.extend(&chosen);
             let mut refs: Vec<&mut dyn FnMut() -> common::Result<()>> =
                 runs.iter_mut().enumerate().filter(|(x, _)| chosen.contains(x)).map(|(_, r)| &mut **r as _).collect();
             let again = time_in_turn(gpu, PLAN, m, &mut refs).map_err(e)?;
@@ -354,6 +367,50 @@ impl Lab {
         if let Ok(c) = watched {
             let (m, n, k) = (shape.m as u64, shape.n as u64, shape.k as u64);
             rec.clocks.push(Watched { m, n, k, precision: family.label().to_string(), clocks: c });
+        }
+        verdict_contenders.sort_unstable();
+        verdict_contenders.dedup();
+        self.energy(shape, family, &mut runs, &verdict_contenders, &labels, rec)
+    }
+}
+
+impl Lab {
+    /// The energy per GEMM of the contenders `which` (indices into `runs` and `labels`), into
+    /// `rec`; a GPU whose NVML keeps no energy counter is said and skipped, as the clock watch is.
+    fn energy(
+        &self,
+        shape: Shape,
+        family: Precision,
+        runs: &mut [Box<dyn FnMut() -> common::Result<()> + '_>],
+        which: &[usize],
+        labels: &[Label],
+        rec: &mut Recorded,
+    ) -> Result<(), String> {
+        if let Err(why) = common::timing::clocks::energy_mj(&self.gpu) {
+            println!("{shape} {family}: the energy was not measured: {why}");
+            return Ok(());
+        }
+        let tallies = energy::measure(&self.gpu, runs, which)?;
+        for (&x, t) in which.iter().zip(&tallies) {
+            let Some((joules, watts, mean_mhz)) = t.figures() else { continue };
+            let (who, p, _) = &labels[x];
+            let c = elem_label(p.output());
+            println!("{shape} {family} {who:<30} {c:<4} C {joules:>8.4} J per GEMM, {watts:.0} W, {mean_mhz:.0} MHz");
+            let (m, n, k) = (shape.m as u64, shape.n as u64, shape.k as u64);
+            let (precision, who, c) = (family.label().to_string(), who.clone(), c.to_string());
+            rec.energy.push(Spent {
+                m,
+                n,
+                k,
+                precision,
+                who,
+                c,
+                joules,
+                watts,
+                mean_mhz,
+                runs: t.runs,
+                seconds: t.seconds,
+            });
         }
         Ok(())
     }
