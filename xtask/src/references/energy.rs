@@ -5,7 +5,7 @@
 //! back for a window while NVML's energy counter is read around it and the clock is watched, in
 //! rounds whose order turns as the timing's turns do.
 
-use super::References;
+use super::{References, Row};
 use common::harness::device::{Gpu, sync};
 use common::timing::clocks::{Watch, energy_mj};
 use serde::{Deserialize, Serialize};
@@ -21,16 +21,15 @@ const SETTLE: Duration = Duration::from_millis(200);
 /// Runs queued between two waits for the GPU: enough that the waits are a sliver of the window.
 const BATCH: usize = 8;
 
+/// What the windows of a GEMM's energy are labelled as a timing (its `Row`'s method).
+pub const METHOD: &str = "energy windows";
+
 /// One contender's energy at one shape.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Spent {
-    pub m: u64,
-    pub n: u64,
-    pub k: u64,
-    pub precision: String,
-    pub who: String,
-    pub c: String,
+    /// The contender, its shape and C, and its mean time a GEMM over the windows.
+    pub row: Row,
     /// Joules per GEMM: the counter's rise over the windows divided by the runs in them.
     pub joules: f64,
     /// Mean power over the windows, in watts.
@@ -44,7 +43,8 @@ pub struct Spent {
 impl Spent {
     /// Useful work per joule: 2MNK floating-point operations a GEMM.
     pub fn gflop_per_joule(&self) -> f64 {
-        2.0 * (self.m * self.n * self.k) as f64 / self.joules / 1e9
+        let r = &self.row;
+        2.0 * (r.m * r.n * r.k) as f64 / self.joules / 1e9
     }
 }
 
@@ -126,18 +126,18 @@ pub fn table(r: &References) -> String {
     s += "|---|---|---|---|---:|---:|---:|---:|---:|\n";
     for e in &r.energy {
         // The rung of the same case, which the energy of every contender is set against.
-        let case = |x: &Spent| (x.m, x.n, x.k, x.precision.clone(), x.c.clone());
-        let rung = r.energy.iter().find(|x| case(x) == case(e) && x.who.starts_with("step"));
+        let case = |x: &Spent| (x.row.m, x.row.n, x.row.k, x.row.precision.clone(), x.row.c.clone());
+        let rung = r.energy.iter().find(|x| case(x) == case(e) && x.row.who.starts_with("step"));
         let ratio = rung.map_or("-".to_string(), |x| format!("{:.3}", e.joules / x.joules));
         let _ = writeln!(
             s,
             "| {}x{}x{} | {} | {} | {} | {:.4} | {:.0} | {:.0} | {:.0} | {ratio} |",
-            e.m,
-            e.n,
-            e.k,
-            e.precision,
-            e.c,
-            e.who,
+            e.row.m,
+            e.row.n,
+            e.row.k,
+            e.row.precision,
+            e.row.c,
+            e.row.who,
             e.joules,
             e.gflop_per_joule(),
             e.watts,
@@ -161,19 +161,19 @@ mod tests {
 
     #[test]
     fn work_per_joule_counts_two_flops_a_multiply_add() {
-        let spent = Spent {
+        let row = Row {
             m: 4096,
             n: 4096,
             k: 4096,
             precision: "fp8".into(),
             who: "step14-fp8-fp8".into(),
             c: "bf16".into(),
-            joules: 0.0825,
-            watts: 680.0,
-            mean_mhz: 1400.0,
-            runs: 1,
-            seconds: 1.0,
+            method: METHOD.into(),
+            ms: 0.12,
+            tflops: 1145.0,
+            rel_err_vs_exact: None,
         };
+        let spent = Spent { row, joules: 0.0825, watts: 680.0, mean_mhz: 1400.0, runs: 1, seconds: 1.0 };
         assert!((spent.gflop_per_joule() - 2.0 * 4096f64.powi(3) / 0.0825 / 1e9).abs() < 1e-6);
     }
 }

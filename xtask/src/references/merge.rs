@@ -59,7 +59,7 @@ pub(super) fn merged(
         old.clocks.iter().filter(|w| !retimed(w.m, w.n, w.k, &w.precision)).cloned().collect();
     clocks.append(&mut new.clocks);
     new.clocks = clocks;
-    let mut energy: Vec<_> = old.energy.iter().filter(|e| !retimed(e.m, e.n, e.k, &e.precision)).cloned().collect();
+    let mut energy: Vec<_> = old.energy.iter().filter(|e| !is_timed(&e.row)).cloned().collect();
     energy.append(&mut new.energy);
     new.energy = energy;
     new.energy_step_ms = new.energy_step_ms.or(old.energy_step_ms);
@@ -106,12 +106,7 @@ mod tests {
         assert_eq!(kept, [("fp16".to_string(), 1), ("3xtf32".into(), 3)]);
         // And the energy, with the counter's step of the run (or the file's, if the run had none).
         let spent = |precision: &str, joules: f64| crate::references::energy::Spent {
-            m: 64,
-            n: 64,
-            k: 64,
-            precision: precision.into(),
-            who: "cublasGemmEx".into(),
-            c: "fp32".into(),
+            row: with(precision, 1.0),
             joules,
             watts: 1.0,
             mean_mhz: 1.0,
@@ -122,7 +117,7 @@ mod tests {
             References { energy: vec![spent("fp16", 1.0), spent("3xtf32", 2.0)], energy_step_ms: Some(5.0), ..old };
         let new = References { energy: vec![spent("3xtf32", 3.0)], ..new };
         let m = merged(&old, new.clone(), &timed).unwrap();
-        let kept: Vec<(String, f64)> = m.energy.iter().map(|e| (e.precision.clone(), e.joules)).collect();
+        let kept: Vec<(String, f64)> = m.energy.iter().map(|e| (e.row.precision.clone(), e.joules)).collect();
         assert_eq!((kept, m.energy_step_ms), (vec![("fp16".to_string(), 1.0), ("3xtf32".into(), 3.0)], Some(5.0)));
         // Another kernel, or another timing, is another run.
         assert!(merged(&old, file(vec![], "b"), &timed).unwrap_err().contains("kernel changed"));

@@ -396,21 +396,20 @@ impl Lab {
             let (who, p, _) = &labels[x];
             let c = elem_label(p.output());
             println!("{shape} {family} {who:<30} {c:<4} C {joules:>8.4} J per GEMM, {watts:.0} W, {mean_mhz:.0} MHz");
-            let (m, n, k) = (shape.m as u64, shape.n as u64, shape.k as u64);
-            let (precision, who, c) = (family.label().to_string(), who.clone(), c.to_string());
-            rec.energy.push(Spent {
-                m,
-                n,
-                k,
-                precision,
-                who,
-                c,
-                joules,
-                watts,
-                mean_mhz,
-                runs: t.runs,
-                seconds: t.seconds,
-            });
+            let ms = t.seconds * 1e3 / t.runs as f64;
+            let row = Row {
+                m: shape.m as u64,
+                n: shape.n as u64,
+                k: shape.k as u64,
+                precision: family.label().into(),
+                who: who.clone(),
+                c: c.into(),
+                method: energy::METHOD.into(),
+                ms,
+                tflops: 2.0 * (shape.m * shape.n * shape.k) as f64 / ms / 1e9,
+                rel_err_vs_exact: None,
+            };
+            rec.energy.push(Spent { row, joules, watts, mean_mhz, runs: t.runs, seconds: t.seconds });
         }
         Ok(())
     }
