@@ -18,8 +18,9 @@ pub const WINDOW: Duration = Duration::from_millis(1000);
 pub const ROUNDS: usize = 2;
 /// Untimed runs before each window, for the clock to follow the work (`time_in_turn` says why).
 const SETTLE: Duration = Duration::from_millis(200);
-/// Runs queued between two waits for the GPU: enough that the waits are a sliver of the window.
-const BATCH: usize = 8;
+/// The least time of runs queued between two waits for the GPU, so that the waits (and the GPU's
+/// idling in them) are a sliver of the window even for a GEMM of microseconds.
+const BATCH: Duration = Duration::from_millis(2);
 
 /// What the windows of a GEMM's energy are labelled as a timing (its `Row`'s method).
 pub const METHOD: &str = "energy windows";
@@ -80,17 +81,22 @@ pub fn measure(
     for round in 0..ROUNDS {
         for i in (0..which.len()).map(|i| (i + round) % which.len()) {
             let run = &mut runs[which[i]];
-            let settle = Instant::now();
+            // Settling, the batch grows until one takes BATCH.
+            let (settle, mut batch) = (Instant::now(), 1usize);
             while settle.elapsed() < SETTLE {
-                (0..BATCH).try_for_each(|_| run()).map_err(e)?;
+                let t = Instant::now();
+                (0..batch).try_for_each(|_| run()).map_err(e)?;
                 sync(gpu, "an untimed run").map_err(e)?;
+                if t.elapsed() < BATCH {
+                    batch = (batch * 2).min(1 << 16);
+                }
             }
             let (watch, before, start) = (Watch::start(gpu), energy_mj(gpu)?, Instant::now());
             let mut n = 0;
             while start.elapsed() < WINDOW {
-                (0..BATCH).try_for_each(|_| run()).map_err(e)?;
+                (0..batch).try_for_each(|_| run()).map_err(e)?;
                 sync(gpu, "a run of the energy window").map_err(e)?;
-                n += BATCH as u64;
+                n += batch as u64;
             }
             let (after, seconds) = (energy_mj(gpu)?, start.elapsed().as_secs_f64());
             let mhz = watch.stop()?.mean_mhz;
