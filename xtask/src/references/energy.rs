@@ -130,9 +130,9 @@ pub fn table(r: &References) -> String {
     );
     s += "| shape | precision | C | contender | J per GEMM | GFLOP/J | W | MHz | J against the rung |\n";
     s += "|---|---|---|---|---:|---:|---:|---:|---:|\n";
+    // The case of a figure: every contender's energy is set against its case's rung.
+    let case = |x: &Spent| (x.row.m, x.row.n, x.row.k, x.row.precision.clone(), x.row.c.clone());
     for e in &r.energy {
-        // The rung of the same case, which the energy of every contender is set against.
-        let case = |x: &Spent| (x.row.m, x.row.n, x.row.k, x.row.precision.clone(), x.row.c.clone());
         let rung = r.energy.iter().find(|x| case(x) == case(e) && x.row.who.starts_with("step"));
         let ratio = rung.map_or("-".to_string(), |x| format!("{:.3}", e.joules / x.joules));
         let _ = writeln!(

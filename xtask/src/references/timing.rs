@@ -320,25 +320,10 @@ impl Lab {
                 runs.push(Box::new(move || call.run(gpu, cublas, &mut lt.borrow_mut(), &inputs, &mut c)));
             }
         }
-        let row = |(who, p, err): &Label, m: Method, t: &Timing, timing: &str| {
-            let tflops = t.gflops(&gemm) / 1e3;
-            println!(
-                "{shape} {family} {who:<30} {:<4} C {:<13} {tflops:>8.1} TFLOP/s{timing}",
-                elem_label(p.output()),
-                m.label()
-            );
-            Row {
-                m: shape.m as u64,
-                n: shape.n as u64,
-                k: shape.k as u64,
-                precision: family.label().into(),
-                who: who.clone(),
-                c: elem_label(p.output()).into(),
-                method: m.label().into(),
-                ms: t.median_ms,
-                tflops,
-                rel_err_vs_exact: Some(*err),
-            }
+        let row = |label: &Label, m: Method, t: &Timing, timing: &str| {
+            let r = row_of(shape, family, label, m.label(), t.median_ms, Some(label.2));
+            println!("{shape} {family} {:<30} {:<4} C {:<13} {:>8.1} TFLOP/s{timing}", r.who, r.c, r.method, r.tflops);
+            r
         };
         let mut refs: Vec<&mut dyn FnMut() -> common::Result<()>> = runs.iter_mut().map(|r| &mut **r as _).collect();
         let watch = Watch::start(gpu);
@@ -372,9 +357,7 @@ impl Lab {
         verdict_contenders.dedup();
         self.energy(shape, family, &mut runs, &verdict_contenders, &labels, rec)
     }
-}
 
-impl Lab {
     /// The energy per GEMM of the contenders `which` (indices into `runs` and `labels`), into
     /// `rec`; a GPU whose NVML keeps no energy counter is said and skipped, as the clock watch is.
     fn energy(
@@ -393,25 +376,31 @@ impl Lab {
         let tallies = energy::measure(&self.gpu, runs, which)?;
         for (&x, t) in which.iter().zip(&tallies) {
             let Some((joules, watts, mean_mhz)) = t.figures() else { continue };
-            let (who, p, _) = &labels[x];
-            let c = elem_label(p.output());
-            println!("{shape} {family} {who:<30} {c:<4} C {joules:>8.4} J per GEMM, {watts:.0} W, {mean_mhz:.0} MHz");
-            let ms = t.seconds * 1e3 / t.runs as f64;
-            let row = Row {
-                m: shape.m as u64,
-                n: shape.n as u64,
-                k: shape.k as u64,
-                precision: family.label().into(),
-                who: who.clone(),
-                c: c.into(),
-                method: energy::METHOD.into(),
-                ms,
-                tflops: 2.0 * (shape.m * shape.n * shape.k) as f64 / ms / 1e9,
-                rel_err_vs_exact: None,
-            };
+            let row = row_of(shape, family, &labels[x], energy::METHOD, t.seconds * 1e3 / t.runs as f64, None);
+            println!(
+                "{shape} {family} {:<30} {:<4} C {joules:>8.4} J per GEMM, {watts:.0} W, {mean_mhz:.0} MHz",
+                row.who, row.c
+            );
             rec.energy.push(Spent { row, joules, watts, mean_mhz, runs: t.runs, seconds: t.seconds });
         }
         Ok(())
+    }
+}
+
+/// The row of a contender (`label`) of `family` at `shape`, timed by `method` at `ms` a GEMM.
+fn row_of(shape: Shape, family: Precision, label: &Label, method: &str, ms: f64, err: Option<f64>) -> Row {
+    let (who, p, _) = label;
+    Row {
+        m: shape.m as u64,
+        n: shape.n as u64,
+        k: shape.k as u64,
+        precision: family.label().into(),
+        who: who.clone(),
+        c: elem_label(p.output()).into(),
+        method: method.into(),
+        ms,
+        tflops: shape.flops() / (ms * 1e-3) / 1e9 / 1e3, // as Timing::gflops, in TFLOP/s
+        rel_err_vs_exact: err,
     }
 }
 
