@@ -20,7 +20,8 @@ fn watch_reads_the_gpu() -> Result<(), Failed> {
 }
 
 /// NVML's energy counter rises while the GPU draws power (an idle H100 or H200 draws tens of
-/// watts), and moves often enough that a one-second window resolves a few percent of it.
+/// watts), and moves often enough (every 100 ms on an H200) for a window of a second to open and
+/// close at its steps.
 fn energy_counter_rises() -> Result<(), Failed> {
     use common::timing::clocks::{energy_mj, energy_step_ms};
     let gpu = &Gpu::shared()?;
@@ -30,7 +31,9 @@ fn energy_counter_rises() -> Result<(), Failed> {
     let step = energy_step_ms(gpu, std::time::Duration::from_millis(300))?;
     println!("{}: {} mJ in 300 ms, the counter moving every {step:?} ms", gpu.name, after.saturating_sub(before));
     match step {
-        Some(ms) if after > before && ms <= 50.0 => Ok(()),
+        // The references' energy windows open and close at the counter's steps, a second apart:
+        // a step of a quarter of that leaves each window several.
+        Some(ms) if after > before && ms <= 250.0 => Ok(()),
         _ => {
             Err(format!("the energy counter of {} rose {before} -> {after} mJ, moving every {step:?} ms", gpu.name)
                 .into())

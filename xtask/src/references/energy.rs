@@ -91,14 +91,39 @@ pub fn measure(
                     batch = (batch * 2).min(1 << 16);
                 }
             }
-            let (watch, before, start) = (Watch::start(gpu), energy_mj(gpu)?, Instant::now());
-            let mut n = 0;
-            while start.elapsed() < WINDOW {
+            // The counter moves in steps (every 100 ms on an H200), so the window opens at a step
+            // and closes at the first step after WINDOW: its energy is then the counter's rise to
+            // within a batch at each end, where fixed edges would be off by up to a step.
+            let mut batch_run = || -> Result<(), String> {
                 (0..batch).try_for_each(|_| run()).map_err(e)?;
-                sync(gpu, "a run of the energy window").map_err(e)?;
+                sync(gpu, "a run of the energy window").map_err(e)
+            };
+            let (watch, opened, first) = (Watch::start(gpu), Instant::now(), energy_mj(gpu)?);
+            let still = "the energy counter stopped moving in an energy window";
+            let before = loop {
+                batch_run()?;
+                match energy_mj(gpu)? {
+                    now if now != first => break now,
+                    _ if opened.elapsed() > WINDOW => return Err(still.into()),
+                    _ => {}
+                }
+            };
+            let (start, mut n) = (Instant::now(), 0u64);
+            while start.elapsed() < WINDOW {
+                batch_run()?;
                 n += batch as u64;
             }
-            let (after, seconds) = (energy_mj(gpu)?, start.elapsed().as_secs_f64());
+            let last = energy_mj(gpu)?;
+            let after = loop {
+                batch_run()?;
+                n += batch as u64;
+                match energy_mj(gpu)? {
+                    now if now != last => break now,
+                    _ if start.elapsed() > 2 * WINDOW => return Err(still.into()),
+                    _ => {}
+                }
+            };
+            let seconds = start.elapsed().as_secs_f64();
             let mhz = watch.stop()?.mean_mhz;
             let t = &mut tallies[i];
             t.millijoules += after.saturating_sub(before);
