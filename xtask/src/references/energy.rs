@@ -2,8 +2,8 @@
 //! so the energy of one GEMM is about the cap times its time, and the faster kernel is the
 //! thriftier one too; what the cap does not fix is the clock, which falls as the work a cycle
 //! draws more power. Both are measured, not inferred: each contender of the verdict runs back to
-//! back for a window while NVML's energy counter is read around it and the clock is watched, in
-//! rounds whose order turns as the timing's turns do.
+//! back for a window that opens and closes at steps of NVML's energy counter while the clock is
+//! watched, in rounds whose order turns as the timings' turns do.
 
 use super::{References, Row};
 use common::harness::device::{Gpu, sync};
@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-/// How long each contender runs back to back in a round while the counter is read around it.
+/// The least time each contender runs back to back in a round, between two steps of the counter.
 pub const WINDOW: Duration = Duration::from_millis(1000);
 /// Rounds, each starting one contender further on.
 pub const ROUNDS: usize = 2;
@@ -145,8 +145,8 @@ pub fn table(r: &References) -> String {
         );
     }
     let mut s = format!(
-        "{}, {}: each contender of the verdict back to back for {} rounds of {} ms, NVML's energy counter \
-         read around each window{}.\n\n",
+        "{}, {}: each contender of the verdict back to back in {} rounds, a window each of at least {} ms \
+         that opens and closes at a step of NVML's energy counter{}.\n\n",
         r.gpu,
         r.date,
         ROUNDS,
