@@ -216,8 +216,9 @@ pub fn energy_mj(gpu: &Gpu) -> Result<u64, String> {
 }
 
 /// How often the energy counter moves, in milliseconds: the mean time between its changes over
-/// `over`, read as fast as the host can. A figure taken over a window of `w` ms is good to about
-/// this much of `w`. None if it did not move twice.
+/// `over`, read as fast as the host can: a window read at arbitrary times is off by up to this much
+/// at each end, which is why the references' energy windows open and close at its steps. None if
+/// it did not move twice.
 pub fn energy_step_ms(gpu: &Gpu, over: Duration) -> Result<Option<f64>, String> {
     let start = std::time::Instant::now();
     let (mut last, mut changes) = (energy_mj(gpu)?, Vec::new());

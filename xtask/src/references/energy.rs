@@ -81,12 +81,16 @@ pub fn measure(
     for round in 0..ROUNDS {
         for i in (0..which.len()).map(|i| (i + round) % which.len()) {
             let run = &mut runs[which[i]];
+            let mut batch = 1usize;
+            let mut batch_run = |batch: usize| -> Result<(), String> {
+                (0..batch).try_for_each(|_| run()).map_err(e)?;
+                sync(gpu, "a run of the energy window").map_err(e)
+            };
             // Settling, the batch grows until one takes BATCH.
-            let (settle, mut batch) = (Instant::now(), 1usize);
+            let settle = Instant::now();
             while settle.elapsed() < SETTLE {
                 let t = Instant::now();
-                (0..batch).try_for_each(|_| run()).map_err(e)?;
-                sync(gpu, "an untimed run").map_err(e)?;
+                batch_run(batch)?;
                 if t.elapsed() < BATCH {
                     batch = (batch * 2).min(1 << 16);
                 }
@@ -94,35 +98,16 @@ pub fn measure(
             // The counter moves in steps (every 100 ms on an H200), so the window opens at a step
             // and closes at the first step after WINDOW: its energy is then the counter's rise to
             // within a batch at each end, where fixed edges would be off by up to a step.
-            let mut batch_run = || -> Result<(), String> {
-                (0..batch).try_for_each(|_| run()).map_err(e)?;
-                sync(gpu, "a run of the energy window").map_err(e)
-            };
-            let (watch, opened, first) = (Watch::start(gpu), Instant::now(), energy_mj(gpu)?);
-            let still = "the energy counter stopped moving in an energy window";
-            let before = loop {
-                batch_run()?;
-                match energy_mj(gpu)? {
-                    now if now != first => break now,
-                    _ if opened.elapsed() > WINDOW => return Err(still.into()),
-                    _ => {}
-                }
-            };
+            let mut run_batch = || batch_run(batch);
+            let watch = Watch::start(gpu);
+            let (before, _) = until_step(gpu, energy_mj(gpu)?, &mut run_batch)?;
             let (start, mut n) = (Instant::now(), 0u64);
             while start.elapsed() < WINDOW {
-                batch_run()?;
+                run_batch()?;
                 n += batch as u64;
             }
-            let last = energy_mj(gpu)?;
-            let after = loop {
-                batch_run()?;
-                n += batch as u64;
-                match energy_mj(gpu)? {
-                    now if now != last => break now,
-                    _ if start.elapsed() > 2 * WINDOW => return Err(still.into()),
-                    _ => {}
-                }
-            };
+            let (after, batches) = until_step(gpu, energy_mj(gpu)?, &mut run_batch)?;
+            n += batches * batch as u64;
             let seconds = start.elapsed().as_secs_f64();
             let mhz = watch.stop()?.mean_mhz;
             let t = &mut tallies[i];
@@ -133,6 +118,20 @@ pub fn measure(
         }
     }
     Ok(tallies)
+}
+
+/// Runs batches until the energy counter moves off `from`: its new value and the batches run.
+fn until_step(gpu: &Gpu, from: u64, run: &mut dyn FnMut() -> Result<(), String>) -> Result<(u64, u64), String> {
+    let (since, mut batches) = (Instant::now(), 0u64);
+    loop {
+        run()?;
+        batches += 1;
+        match energy_mj(gpu)? {
+            now if now != from => return Ok((now, batches)),
+            _ if since.elapsed() > WINDOW => return Err("the energy counter stopped moving in an energy window".into()),
+            _ => {}
+        }
+    }
 }
 
 /// The energy table of a references file: each rung beside the fastest cuBLAS configuration of

@@ -124,7 +124,7 @@ pub fn run(Args { out, shapes, decode, precisions, algos, torch, kernel, define,
         None
     };
     let timed = shapes.iter().flat_map(|&s| precisions.iter().map(move |&p| (s, p))).collect();
-    // The energy figures are good to about the counter's step against their window.
+    // Recorded beside the energy figures, whose windows open and close at the counter's steps.
     let energy_step_ms = common::timing::clocks::energy_step_ms(&gpu, Duration::from_millis(300)).unwrap_or(None);
     let header = Header {
         tool,
