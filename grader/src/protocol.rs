@@ -120,6 +120,7 @@ impl ChildProc {
         }
         // SAFETY: both descriptors were just created and are owned here alone.
         let (read_end, write_end) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let write_end = above_channel(write_end)?;
         let mut cmd = Command::new(program);
         cmd.args(args).env_clear().current_dir(dir);
         for name in KEPT_ENV {
@@ -301,9 +302,40 @@ impl Reporter {
     }
 }
 
+/// `fd` moved above the descriptors a child is given (stdio and the channel), close-on-exec. A
+/// process started with a standard stream closed gets the lowest free numbers from `pipe2`: a
+/// write end at 0-2 would be replaced by the child's stdio before it is copied to fd 3, and one at
+/// 3 would be "copied" onto itself, which keeps close-on-exec set, so the child would start
+/// without its channel.
+fn above_channel(fd: OwnedFd) -> Result<OwnedFd, String> {
+    // SAFETY: F_DUPFD_CLOEXEC creates a new descriptor, owned here alone; `fd` is dropped after.
+    let moved = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10) };
+    if moved < 0 {
+        return Err(format!("cannot create the grader's channel: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: `moved` was just created by fcntl.
+    Ok(unsafe { OwnedFd::from_raw_fd(moved) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The write end of the channel never sits where the child's stdio or channel go, even when
+    /// the pipe's descriptors are the lowest there are.
+    #[test]
+    fn the_channel_is_moved_above_the_childs_descriptors() {
+        let mut fds = [0i32; 2];
+        // SAFETY: pipe2 writes two descriptors into the array.
+        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+        // SAFETY: just created, owned here alone.
+        let (_read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let moved = above_channel(write).unwrap();
+        assert!(moved.as_raw_fd() >= 10, "above stdio, the channel and what a shell may use");
+        // SAFETY: reads the flags of a descriptor owned here.
+        let flags = unsafe { libc::fcntl(moved.as_raw_fd(), libc::F_GETFD) };
+        assert!(flags & libc::FD_CLOEXEC != 0, "the parent's copy stays close-on-exec");
+    }
 
     #[test]
     fn lines_need_the_token_and_json() {
