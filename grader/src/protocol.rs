@@ -302,11 +302,12 @@ impl Reporter {
     }
 }
 
-/// `fd` moved above the descriptors a child is given (stdio and the channel), close-on-exec. A
-/// process started with a standard stream closed gets the lowest free numbers from `pipe2`: a
-/// write end at 0-2 would be replaced by the child's stdio before it is copied to fd 3, and one at
-/// 3 would be "copied" onto itself, which keeps close-on-exec set, so the child would start
-/// without its channel.
+/// `fd` moved above the descriptors a child is given (stdio and the channel), close-on-exec.
+/// `pipe2` numbers its two ends one after the other, each the lowest number free at that moment,
+/// so a write end can be 3 when another thread closes fd 3 in between (the grader's threads start
+/// and end children all the time). `dup2` would then "copy" it onto itself, which keeps
+/// close-on-exec set, and the child would start without its channel; a number from 0 to 2 would
+/// be replaced by the child's stdio before the copy.
 fn above_channel(fd: OwnedFd) -> Result<OwnedFd, String> {
     // SAFETY: F_DUPFD_CLOEXEC creates a new descriptor, owned here alone; `fd` is dropped after.
     let moved = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10) };
