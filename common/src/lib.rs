@@ -8,6 +8,7 @@
 //!   [`device`](harness::device), the GPU, with one-line errors when there is none;
 //!   [`compile`](harness::compile), NVRTC to a CUBIN for the exact GPU, with the step's defines and
 //!   the headers it includes (`common/include`, and a rung's own through [`step_header!`]);
+//!   [`cubin`](harness::cubin), a CUBIN's sections and the machine code among them;
 //!   [`patch`](harness::patch), experiments as diffs against a step's kernel;
 //!   [`precision`](harness::precision), FP32 and the tensor-core precisions of steps 7-13;
 //!   [`problem`](harness::problem), a GEMM's shape and scalars, its FLOPs and minimal bytes;

@@ -8,7 +8,8 @@
 use crate::confine::{confine, limit_resources};
 use crate::gpu::{Case, Plan, Timed, run_case, time_verified};
 use crate::protocol::Reporter;
-use common::harness::compile::{Compiled, KernelSource, compile_bytes, machine_code};
+use common::harness::compile::{Compiled, KernelSource, compile_bytes};
+use common::harness::cubin::machine_code;
 use common::harness::device::Gpu;
 use common::harness::runner::Runner;
 use common::verify::reference::Cublas;

@@ -38,7 +38,8 @@ fn rehash_compares_machine_code() -> Result<(), Failed> {
 /// Step 15 without its swap is step 12: the same machine code at 4096³, where its rule keeps step
 /// 12's launch, so that no large shape can be slower than step 12.
 fn step15_unswapped_is_step12() -> Result<(), Failed> {
-    use common::harness::compile::{compile, machine_code};
+    use common::harness::compile::compile;
+    use common::harness::cubin::machine_code;
     let shape = common::Shape::cube(4096);
     for (ours, theirs) in
         [(&step15_skinny::FP16, &step12_epilogue::FP16), (&step15_skinny::BF16_C16, &step12_epilogue::BF16_C16)]

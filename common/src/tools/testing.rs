@@ -249,7 +249,7 @@ pub fn compile_targets(step: &Step) -> Vec<&'static str> {
 /// today compile to the same machine code, in every variant the step launches for
 /// [`variant_shapes`] and `shapes` (those of the recorded runs) and for every target: every
 /// section of the two CUBINs but the debug information (the line tables), byte for byte
-/// ([`crate::harness::compile::machine_code`]). Then results measured with `old` were measured
+/// ([`crate::harness::cubin::machine_code`]). Then results measured with `old` were measured
 /// with today's machine code. The count of CUBINs compared, or the first variant that differs.
 pub fn same_machine_code(
     step: &Step,
@@ -257,7 +257,8 @@ pub fn same_machine_code(
     old_headers: &[(&str, &str)],
     shapes: &[Shape],
 ) -> Result<usize, String> {
-    use crate::harness::compile::{compile, compile_with_headers, machine_code};
+    use crate::harness::compile::{compile, compile_with_headers};
+    use crate::harness::cubin::machine_code;
     let mut compared = 0;
     let all: Vec<Shape> = variant_shapes().into_iter().chain(shapes.iter().copied()).collect();
     for launch in variants_for(step, &all) {
