@@ -113,14 +113,7 @@ impl ChildProc {
         dir: &Path,
         token: &str,
     ) -> Result<ChildProc, String> {
-        let mut fds = [0i32; 2];
-        // SAFETY: pipe2 writes two descriptors into the array.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(format!("cannot create the grader's channel: {}", std::io::Error::last_os_error()));
-        }
-        // SAFETY: both descriptors were just created and are owned here alone.
-        let (read_end, write_end) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-        let write_end = above_channel(write_end)?;
+        let (read_end, write_end) = channel_pipe()?;
         let mut cmd = Command::new(program);
         cmd.args(args).env_clear().current_dir(dir);
         for name in KEPT_ENV {
@@ -302,20 +295,28 @@ impl Reporter {
     }
 }
 
-/// `fd` moved above the descriptors a child is given (stdio and the channel), close-on-exec.
-/// `pipe2` numbers its two ends one after the other, each the lowest number free at that moment,
-/// so a write end can be 3 when another thread closes fd 3 in between (the grader's threads start
-/// and end children all the time). `dup2` would then "copy" it onto itself, which keeps
-/// close-on-exec set, and the child would start without its channel; a number from 0 to 2 would
-/// be replaced by the child's stdio before the copy.
-fn above_channel(fd: OwnedFd) -> Result<OwnedFd, String> {
-    // SAFETY: F_DUPFD_CLOEXEC creates a new descriptor, owned here alone; `fd` is dropped after.
-    let moved = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10) };
+/// The channel's pipe, both ends close-on-exec, the write end moved above the descriptors a child
+/// is given (stdio and the channel). `pipe2` numbers its two ends one after the other, each the
+/// lowest number free at that moment, so a write end can be 3 when another thread closes fd 3 in
+/// between (the grader's threads start and end children all the time). `dup2` would then "copy"
+/// it onto itself, which keeps close-on-exec set, and the child would start without its channel;
+/// a number from 0 to 2 would be replaced by the child's stdio before the copy.
+fn channel_pipe() -> Result<(OwnedFd, OwnedFd), String> {
+    let failed = || format!("cannot create the grader's channel: {}", std::io::Error::last_os_error());
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe2 writes two descriptors into the array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(failed());
+    }
+    // SAFETY: both descriptors were just created and are owned here alone.
+    let (read_end, write_end) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // SAFETY: F_DUPFD_CLOEXEC creates a new descriptor, owned here alone; the low one is dropped.
+    let moved = unsafe { libc::fcntl(write_end.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10) };
     if moved < 0 {
-        return Err(format!("cannot create the grader's channel: {}", std::io::Error::last_os_error()));
+        return Err(failed());
     }
     // SAFETY: `moved` was just created by fcntl.
-    Ok(unsafe { OwnedFd::from_raw_fd(moved) })
+    Ok((read_end, unsafe { OwnedFd::from_raw_fd(moved) }))
 }
 
 #[cfg(test)]
@@ -326,12 +327,7 @@ mod tests {
     /// the pipe's descriptors are the lowest there are.
     #[test]
     fn the_channel_is_moved_above_the_childs_descriptors() {
-        let mut fds = [0i32; 2];
-        // SAFETY: pipe2 writes two descriptors into the array.
-        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
-        // SAFETY: just created, owned here alone.
-        let (_read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-        let moved = above_channel(write).unwrap();
+        let (_read, moved) = channel_pipe().unwrap();
         assert!(moved.as_raw_fd() >= 10, "above stdio, the channel and what a shell may use");
         // SAFETY: reads the flags of a descriptor owned here.
         let flags = unsafe { libc::fcntl(moved.as_raw_fd(), libc::F_GETFD) };

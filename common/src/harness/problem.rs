@@ -26,6 +26,11 @@ impl Shape {
         2.0 * self.m as f64 * self.n as f64 * self.k as f64
     }
 
+    /// GFLOP/s of one GEMM of this shape taking `ms` milliseconds.
+    pub fn gflops_at(&self, ms: f64) -> f64 {
+        self.flops() / (ms * 1e-3) / 1e9
+    }
+
     /// True when the kernel has nothing to write (an empty C).
     pub fn is_empty(&self) -> bool {
         self.m == 0 || self.n == 0

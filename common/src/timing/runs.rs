@@ -32,7 +32,7 @@ impl Timing {
 
     /// GFLOP/s of `gemm` at the median time.
     pub fn gflops(&self, gemm: &Gemm) -> f64 {
-        gemm.shape.flops() / (self.median_ms * 1e-3) / 1e9
+        gemm.shape.gflops_at(self.median_ms)
     }
 }
 

@@ -399,7 +399,7 @@ fn row_of(shape: Shape, family: Precision, label: &Label, method: &str, ms: f64,
         c: elem_label(p.output()).into(),
         method: method.into(),
         ms,
-        tflops: shape.flops() / (ms * 1e-3) / 1e9 / 1e3, // as Timing::gflops, in TFLOP/s
+        tflops: shape.gflops_at(ms) / 1e3,
         rel_err_vs_exact: err,
     }
 }
