@@ -97,8 +97,8 @@ __device__ __forceinline__ void write_transposed(unsigned buf, int q, const floa
         }
     }
 }
-// The consumer's tile of C^T at (n0, m0) into C through its two staging buffers at `stage`, one
-// chunk at a time, the buffers taking turns: a chunk waits only for the store that read its buffer
+// A 16-bit C: the consumer's tile of C^T at (n0, m0) into C through its two staging buffers at
+// `stage`, one chunk (a row block of m, all 64 columns of n) at a time, the buffers taking turns: a chunk waits only for the store that read its buffer
 // two chunks before (`chunks` counts the consumer's chunks, for the buffer and its barrier's
 // parity). With READ_C the TMA first loads the chunk's old C into the buffer.
 template <class P, bool READ_C, int W, int NREG>
@@ -129,12 +129,52 @@ __device__ __forceinline__ void store_transposed_as(const TensorMap* tmC, unsign
         }
     }
 }
+// An FP32 C in rounds: a chunk of floats is 32 columns of n, half of the consumer's 64, so one
+// chunk at a time would leave two of the four warps idle in every chunk, behind two barriers and
+// a wait for a store. Here a round is a whole row block of m: both buffers are filled at once (all
+// four warps at work, one column block each), and one thread stores both; half the rounds, each
+// waiting for the previous round's two stores to have read their buffers.
+template <class P, bool READ_C, int W, int NREG>
+__device__ __forceinline__ void store_rounds_as(const TensorMap* tmC, unsigned stage, unsigned long long* loaded,
+                                                int id, int& chunks, int n0, int m0, const float (&d)[NREG],
+                                                float alpha, float beta) {
+    typedef Transposed<P, W> T;
+    static_assert(T::CC == 32, "two column blocks of 32 floats in a consumer's 64 rows of n");
+    const int tid = threadIdx.x % 128, cb = tid / 64;  // warps 0-1 hold n 0-31, warps 2-3 n 32-63
+#pragma unroll
+    for (int rb = 0; rb < W / T::RB; ++rb, chunks += 2) {
+        const int y = m0 + rb * T::RB;
+        if (tid == 0) tma_store_wait<0>();
+        named_sync(id, 128);
+        if constexpr (READ_C) {
+            if (tid == 0)
+                for (int b = 0; b < 2; ++b) {
+                    mbar_expect_bytes(smem_addr(&loaded[b]), T::RB * 128);
+                    tma_load(stage + b * CHUNK_BYTES, tmC, smem_addr(&loaded[b]), n0 + b * T::CC, y);
+                }
+            mbar_wait(smem_addr(&loaded[cb]), chunks / 2 % 2);
+        }
+        write_transposed<P, READ_C, W>(stage + cb * CHUNK_BYTES, rb * 2 + cb, d, alpha, beta);
+        fence_async_shared();
+        named_sync(id, 128);
+        if (tid == 0) {
+            for (int b = 0; b < 2; ++b) tma_store(tmC, stage + b * CHUNK_BYTES, n0 + b * T::CC, y);
+            tma_store_commit();
+        }
+    }
+}
 template <class P, int W, int NREG>
 __device__ __forceinline__ void store_transposed(const TensorMap* tmC, unsigned stage, unsigned long long* loaded,
                                                  int id, int& chunks, int n0, int m0, const float (&d)[NREG],
                                                  float alpha, float beta) {
-    if (beta != 0.0f) store_transposed_as<P, true, W>(tmC, stage, loaded, id, chunks, n0, m0, d, alpha, beta);
-    else store_transposed_as<P, false, W>(tmC, stage, loaded, id, chunks, n0, m0, d, alpha, beta);
+    if constexpr (sizeof(typename P::out_t) == 4) {
+        if (beta != 0.0f) store_rounds_as<P, true, W>(tmC, stage, loaded, id, chunks, n0, m0, d, alpha, beta);
+        else store_rounds_as<P, false, W>(tmC, stage, loaded, id, chunks, n0, m0, d, alpha, beta);
+    } else if (beta != 0.0f) {
+        store_transposed_as<P, true, W>(tmC, stage, loaded, id, chunks, n0, m0, d, alpha, beta);
+    } else {
+        store_transposed_as<P, false, W>(tmC, stage, loaded, id, chunks, n0, m0, d, alpha, beta);
+    }
 }
 // ANCHOR_END: store_transposed
 
