@@ -166,13 +166,13 @@ impl Results {
     }
 
     /// When the runs of the steps `keep` selects were measured: one date, or the dates of the sweeps
-    /// merged into the file ("2026-11-23 and 2026-11-25").
+    /// merged into the file ("2026-11-23 and 2026-11-25", "2026-11-23, 2026-11-25 and 2026-11-26").
     pub fn dates(&self, keep: impl Fn(&str) -> bool) -> String {
         let mut dates: Vec<&str> =
             self.runs().filter(|r| keep(&r.step)).map(|r| r.date.as_deref().unwrap_or(&self.sweep.date)).collect();
         dates.sort();
         dates.dedup();
-        if dates.is_empty() { self.sweep.date.clone() } else { dates.join(" and ") }
+        if dates.is_empty() { self.sweep.date.clone() } else { and_list(&dates) }
     }
 
     /// Shapes in recorded order, without repeats.
@@ -249,6 +249,15 @@ pub fn load_all(root: &Path) -> Result<Vec<Results>, String> {
         .collect()
 }
 
+/// Items as a sentence lists them: "a", "a and b", "a, b and c".
+pub fn and_list(items: &[&str]) -> String {
+    match items.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,6 +270,14 @@ mod tests {
             let v: f64 = serde_json::from_str(text).unwrap();
             assert_eq!(serde_json::to_string(&v).unwrap(), text);
         }
+    }
+
+    #[test]
+    fn dates_are_listed_as_a_sentence_lists_them() {
+        assert_eq!(and_list(&[]), "");
+        assert_eq!(and_list(&["2026-11-28"]), "2026-11-28");
+        assert_eq!(and_list(&["2026-11-28", "2026-11-29"]), "2026-11-28 and 2026-11-29");
+        assert_eq!(and_list(&["2026-11-28", "2026-11-29", "2026-11-30"]), "2026-11-28, 2026-11-29 and 2026-11-30");
     }
 
     #[test]

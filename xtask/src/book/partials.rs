@@ -106,7 +106,7 @@ fn table(r: &Results, step: &Step) -> String {
          configuration timed beside each run, and the gain over {} at the same shape in this sweep.\n\n\
          | shape | rung | TFLOP/s | % of the fastest cuBLAS | {base} |\n|---|---|---:|---:|---:|\n",
         r.sweep.gpu.name,
-        dates.join(" and "),
+        crate::results::and_list(&dates),
         r.slug,
         step.precision,
         before.map_or("the rung before".to_string(), short),
