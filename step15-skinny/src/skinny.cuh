@@ -98,9 +98,10 @@ __device__ __forceinline__ void write_transposed(unsigned buf, int q, const floa
     }
 }
 // A 16-bit C: the consumer's tile of C^T at (n0, m0) into C through its two staging buffers at
-// `stage`, one chunk (a row block of m, all 64 columns of n) at a time, the buffers taking turns: a chunk waits only for the store that read its buffer
-// two chunks before (`chunks` counts the consumer's chunks, for the buffer and its barrier's
-// parity). With READ_C the TMA first loads the chunk's old C into the buffer.
+// `stage`, one chunk (a row block of m, all 64 columns of n) at a time, the buffers taking turns:
+// a chunk waits only for the store that read its buffer two chunks before (`chunks` counts the
+// consumer's chunks, for the buffer and its barrier's parity). With READ_C the TMA first loads the
+// chunk's old C into the buffer.
 template <class P, bool READ_C, int W, int NREG>
 __device__ __forceinline__ void store_transposed_as(const TensorMap* tmC, unsigned stage, unsigned long long* loaded,
                                                     int id, int& chunks, int n0, int m0, const float (&d)[NREG],
