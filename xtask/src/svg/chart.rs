@@ -344,7 +344,8 @@ pub fn scaling(r: &Results) -> String {
             let caption = if p == Precision::F32 {
                 let mut kinds = vec!["FP32 (SIMT)".to_string()];
                 kinds.extend(precisions(&all).into_iter().filter(|q| *q != p && reference(*q) == p).map(name));
-                format!("{} vs cuBLAS SGEMM", kinds.join(" and "))
+                let kinds: Vec<&str> = kinds.iter().map(String::as_str).collect();
+                format!("{} vs cuBLAS SGEMM", crate::results::and_list(&kinds))
             } else {
                 format!("{} vs cuBLAS {}", name(p), name(p))
             };
