@@ -2,9 +2,12 @@
 
 use super::{PRECISIONS, References, Row, Watched};
 use common::{Precision, Shape};
+use std::collections::BTreeMap;
 
 /// `new`, with the rows of `old` for the (shape, precision) pairs `new` was not asked to time.
-/// Both must come from the same top-rung kernels and the same timing.
+/// Both must come from the same timing. A top rung whose kernel changed since `old` was written
+/// ([`changed`]) keeps none of its old rows: they timed another kernel, so its precision's rows
+/// are those of the runs since (the shapes left out are timed again by later `--merge` runs).
 pub(super) fn merged(
     old: &References,
     mut new: References,
@@ -16,14 +19,14 @@ pub(super) fn merged(
             old.timing, old.cublas_version
         ));
     }
-    for (rung, hash) in &new.kernel_hashes {
-        if old.kernel_hashes.get(rung).is_some_and(|h| h != hash) {
-            return Err(format!("{rung}'s kernel changed since the file was written; run without --merge"));
-        }
-    }
-    // Whether this run timed a shape and precision again.
+    let changed = changed(old, &new.kernel_hashes);
+    let stale = |precision: &str| changed.iter().any(|(_, p)| p.label() == precision);
+    // Whether this run timed a shape and precision again, or its old rows timed a changed kernel.
     let retimed = |m: u64, n: u64, k: u64, precision: &str| {
-        timed.iter().any(|(s, p)| (s.m, s.n, s.k) == (m as usize, n as usize, k as usize) && p.label() == precision)
+        stale(precision)
+            || timed
+                .iter()
+                .any(|(s, p)| (s.m, s.n, s.k) == (m as usize, n as usize, k as usize) && p.label() == precision)
     };
     let is_timed = |r: &Row| retimed(r.m, r.n, r.k, &r.precision);
     let mut rows: Vec<Row> = old.rows.iter().filter(|r| !is_timed(r)).cloned().collect();
@@ -53,8 +56,8 @@ pub(super) fn merged(
     if new.torch.is_none() {
         new.torch = old.torch.clone();
     }
-    // The kernels are the ones the old rows timed (checked above), so their rehashes still hold.
-    new.rehashed = old.rehashed.clone();
+    // The kernels the old rows timed, but for the changed ones, whose rehashes are void.
+    new.rehashed = old.rehashed.iter().filter(|r| !changed.iter().any(|(rung, _)| *rung == r.step)).cloned().collect();
     let mut clocks: Vec<Watched> =
         old.clocks.iter().filter(|w| !retimed(w.m, w.n, w.k, &w.precision)).cloned().collect();
     clocks.append(&mut new.clocks);
@@ -64,6 +67,19 @@ pub(super) fn merged(
     new.energy = energy;
     new.energy_step_ms = new.energy_step_ms.or(old.energy_step_ms);
     Ok(new)
+}
+
+/// The top rungs of `hashes` whose kernel `old` names with another hash, with the precision of
+/// their rows (FP8 with a BF16 or an FP32 C: the rows of FP8).
+pub(super) fn changed(old: &References, hashes: &BTreeMap<String, String>) -> Vec<(String, Precision)> {
+    hashes
+        .iter()
+        .filter(|(rung, hash)| old.kernel_hashes.get(*rung).is_some_and(|h| h != *hash))
+        .filter_map(|(rung, _)| {
+            let step = steps::ALL.iter().find(|s| s.id() == *rung)?;
+            Some((rung.clone(), step.precision.arithmetic()))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -119,8 +135,23 @@ mod tests {
         let m = merged(&old, new.clone(), &timed).unwrap();
         let kept: Vec<(String, f64)> = m.energy.iter().map(|e| (e.row.precision.clone(), e.joules)).collect();
         assert_eq!((kept, m.energy_step_ms), (vec![("fp16".to_string(), 1.0), ("3xtf32".into(), 3.0)], Some(5.0)));
-        // Another kernel, or another timing, is another run.
-        assert!(merged(&old, file(vec![], "b"), &timed).unwrap_err().contains("kernel changed"));
+        // Another kernel: the rung's old rows are dropped wherever the run did not time them again,
+        // and the other precisions' kept.
+        let m = merged(&old, file(vec![with("3xtf32", 9.0)], "b"), &timed).unwrap();
+        let kept: Vec<(String, f64)> = m.rows.iter().map(|r| (r.precision.clone(), r.tflops)).collect();
+        assert_eq!(kept, [("tf32".to_string(), 2.0), ("3xtf32".into(), 9.0)]);
+        assert_eq!(m.kernel_hashes["step12-epilogue-fp16"], "b");
+        // An FP8 rung with an FP32 C is FP8's rows.
+        let fp8 = |hash: &str| References {
+            kernel_hashes: [("step14-fp8-fp8-block-c32".to_string(), hash.to_string())].into(),
+            ..old.clone()
+        };
+        assert_eq!(
+            changed(&fp8("a"), &fp8("b").kernel_hashes),
+            [("step14-fp8-fp8-block-c32".to_string(), Precision::Fp8Block)]
+        );
+        assert!(changed(&fp8("a"), &fp8("a").kernel_hashes).is_empty());
+        // Another timing is another run.
         let other = References { timing: "other".into(), ..new };
         assert!(merged(&old, other, &timed).is_err());
     }

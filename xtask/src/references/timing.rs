@@ -5,7 +5,7 @@
 //! every shape and precision.
 
 use super::energy::{self, Spent};
-use super::merge::merged;
+use super::merge::{changed, merged};
 use super::render::markdown;
 use super::{
     PRECISIONS, References, Row, SCHEMA, Torch, Watched, elem_label, load_torch, top_rung, with_c_types, write,
@@ -118,6 +118,12 @@ pub fn run(Args { out, shapes, decode, precisions, algos, torch, kernel, define,
         let old: References = read_json(&out)?;
         if old.gpu != gpu.name {
             return Err(format!("{} was measured on {}, not on {}", out.display(), old.gpu, gpu.name));
+        }
+        // A rung whose kernel changed since the file was written: its old rows go (merge.rs).
+        let hashes = precisions.iter().flat_map(|&f| with_c_types(f)).filter_map(top_rung);
+        let hashes = hashes.map(|rung| (rung.id(), rung.kernel.hash())).collect();
+        for (rung, _) in changed(&old, &hashes) {
+            println!("{rung}'s kernel changed since {} was written: its rows there are dropped", out.display());
         }
         Some(old)
     } else {
