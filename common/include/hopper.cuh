@@ -291,6 +291,13 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(addr));
 }
+// One float from shared memory (step 14's block scales); volatile too, so that it stays after the
+// barrier that says the value arrived.
+__device__ __forceinline__ float ld_shared(unsigned addr) {
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr));
+    return v;
+}
 
 // ---------------------------------------------------------------- sizes
 // Two sizes of the top rungs, kept here rather than with the rungs that use them because a

@@ -1,4 +1,4 @@
-// Device helpers shared by the tensor-core steps (7, 8 and 13), included as "tensor.cuh" (the
+// Device helpers shared by the tensor-core steps (7, 8, 13 and 14), included as "tensor.cuh" (the
 // harness passes it to NVRTC from memory, like sgemm.cuh).
 #pragma once
 
@@ -16,6 +16,11 @@ __device__ __forceinline__ void copy16(void* dst, const void* src, bool valid) {
 #else
     *reinterpret_cast<uint4*>(dst) = valid ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
 #endif
+}
+// One 4-byte value global -> shared, through L1 (cp.async.ca; 16 bytes is the least of .cg),
+// zeros if `valid` is false: step 14's scales of B.
+__device__ __forceinline__ void copy4(unsigned dst, const void* src, bool valid) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0));
 }
 __device__ __forceinline__ void cp_async_commit() {
 #if __CUDA_ARCH__ >= 800

@@ -7,13 +7,15 @@
 //   consumer lets them sum one K-tile (128 of K, four wgmma) into fresh registers, and then
 //   promotes: d += t * scale, in FP32, while the tensor cores sum the next K-tile into a second
 //   set. The scales enter there: one per row of A and 128 of K times one per 128 x 128 block of B
-//   (FP8_BLOCK), fetched two K-tiles ahead; or 1, the tensors' two scales going into alpha.
+//   (FP8_BLOCK), which each consumer copies into a ring of its own in shared memory, eight K-tiles
+//   at a time; or 1, the tensors' two scales going into alpha.
 //
 // Everything else is step 12's: the warp-specialized block, the persistent schedule in clusters,
 // C through shared memory and the TMA (BF16, or FP32 for the _C32 precisions). The signature is
 // step 12's with the scales of A and B after C.
 #include "sgemm.cuh"
 #include "hopper.cuh"
+#include "tensor.cuh"  // cp.async copies: the block scales' ring
 
 // ANCHOR: traits
 // The FP8 precisions of precision.cuh's table, here rather than there: their traits' constants
@@ -163,43 +165,88 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 release((it - ago) % STAGES);
                 promote(d, u, su);
             };
-            // The block scales of the piece's j-th K-tile (the last one's past its end), through L1:
-            // a thread's two rows of A, and B's of the tile's blocks. A consumer promotes in the time
-            // the tensor cores give the other consumer's K-tile, and the fetch's instructions are
-            // spent there too: unsigned 32-bit offsets from the arrays' starts make each address one
-            // instruction, where 64-bit ones took four (3 points at 4096^3, notes/step14.md).
+            // ANCHOR: ring
+            // The block scales reach a consumer through a ring in shared memory that its own 128
+            // threads fill by cp.async through L1, a chunk of eight K-tiles at a time, a chunk
+            // ahead: copies that complete on no barrier of the tiles', so they delay no tile, as
+            // every ring the producer filled did (notes/step14.md). A slot a K-tile: A's scales of
+            // the consumer's 64 rows (256 bytes), then B's of the tile's blocks; the ring lies after
+            // the staging of C (lib.rs leaves it room). Chunk c (the piece's K-tiles 8c to 8c + 7)
+            // goes to the slots from 8c % 16: thread tid copies K-tile tid / 16's four rows of A's
+            // from 4 (tid % 16), and the first BN / 128 x 8 threads one of B's each. Rows past M4
+            // and K-tiles past the piece are zeros, whose sums are not stored. (Constants local:
+            // at namespace scope they would be globals, which shift every FP8 kernel's code.)
+            constexpr int SLOTS = 16, SLOT_BYTES = 512, CHUNK = SLOTS / 2;
+            static_assert(64 * 4 + BN / 128 * 4 <= SLOT_BYTES, "a slot holds a K-tile's scales");
+            static_assert(CHUNK * 64 / 4 == 128, "a chunk of A's scales is one 16-byte copy a thread");
             const int count = w.k1 - w.k0, step = w.k_step();
-            const unsigned r = w.at.x + consumer * 64 + tid / 32 * 16 + tid % 32 / 4, r0 = min(r, M - 1u), r1 = min(r + 8, M - 1u);
-            unsigned nb[BN / 128];  // where B's scales of the tile's blocks start
-#pragma unroll
-            for (int q = 0; q < BN / 128; ++q) nb[q] = min(w.at.y / 128 + q, NB - 1) * KB4;
-            auto fetch = [&](Scales& st, int j) {
-                if constexpr (P::block) {
+            const unsigned ring = smem + STAGES * STAGE_BYTES + CONSUMERS * 2 * CHUNK_BYTES + consumer * SLOTS * SLOT_BYTES;
+            const unsigned quad = w.at.x + consumer * 64 + tid % 16 * 4;
+            auto copy_chunk = [&](int c) {
+                if (c * CHUNK < count) {  // none past the piece: the next piece's copies would race them
+                    const int j = c * CHUNK + tid / 16;
                     const unsigned kb = w.k_first() + min(j, count - 1) * step;
-                    st.a[0] = __ldg(scale_a + (kb * M4 + r0)), st.a[1] = __ldg(scale_a + (kb * M4 + r1));
+                    copy16(ring + (unsigned)j % SLOTS * SLOT_BYTES + tid % 16 * 16,
+                           scale_a + (kb * M4 + min(quad, M4 - 4)), j < count && quad < M4);
+                    if (tid < BN / 128 * CHUNK) {
+                        const int jb = c * CHUNK + tid % CHUNK, q = tid / CHUNK;
+                        const unsigned kbb = w.k_first() + min(jb, count - 1) * step;
+                        copy4(ring + (unsigned)jb % SLOTS * SLOT_BYTES + 256 + q * 4,
+                              scale_b + (min(w.at.y / 128 + q, NB - 1) * KB4 + kbb), jb < count);
+                    }
+                }
+                cp_async_commit();  // a group a chunk, empty or not: the waits count groups
+            };
+            // A K-tile's scales, from its slot (`slot` bytes into the ring): a thread's rows r and
+            // r + 8 of A's, B's of the tile's blocks. Six shared loads a pair of K-tiles.
+            const unsigned rows = ring + (tid / 32 * 16 + tid % 32 / 4) * 4;
+            auto fetch = [&](Scales& st, unsigned slot) {
+                if constexpr (P::block) {
+                    st.a[0] = ld_shared(rows + slot), st.a[1] = ld_shared(rows + slot + 32);
 #pragma unroll
-                    for (int q = 0; q < BN / 128; ++q) st.b[q] = __ldg(scale_b + (nb[q] + kb));
+                    for (int q = 0; q < BN / 128; ++q) st.b[q] = ld_shared(ring + slot + 256 + q * 4);
                 }
             };
-            // The K-tiles in pairs, t0 and t1 taking turns: one is always running. Each K-tile's
-            // scales are fetched two K-tiles before its promotion, so that they have arrived. (All
-            // in one branch, K = 0 outside it: on a path where t0 might not have started, ptxas
-            // would wait for every wgmma before reading t0 or t1.)
+            // The slot of K-tile j - 1, for j odd (j's is the next: a pair does not wrap the ring).
+            auto slot_before = [](int j) { return (unsigned)(j - 1) % SLOTS * SLOT_BYTES; };
+            // Before K-tile j = 8c's scales are read, if it starts chunk c > 0: this thread's
+            // copies of chunk c have arrived, and at the barrier every thread's have, and every
+            // thread has read chunk c - 1, whose slots chunk c + 1 then takes. (The test at the
+            // call, not in here: ptxas gave the loop five instructions more a pair that way.)
+            auto chunk_starts = [](int j) { return j > 0 && (unsigned)j % CHUNK == 0; };
+            auto next_chunk = [&](int j) {
+                if constexpr (P::block) {
+                    cp_async_wait<0>();
+                    named_sync(1 + consumer, 128);
+                    copy_chunk(j / CHUNK + 1);
+                }
+            };
+            // ANCHOR_END: ring
+            // The K-tiles in pairs, t0 and t1 taking turns: one is always running. The first two
+            // chunks of scales are copied before the first K-tile, the first waited for after it.
+            // (All in one branch, K = 0 outside it: on a path where t0 might not have started,
+            // ptxas would wait for every wgmma before reading t0 or t1.)
             if (count > 0) {
-                Scales s0, s1, n0, n1;  // the scales of the pair's K-tiles, and of the next pair's
-                fetch(s0, 0), fetch(s1, 1);
+                Scales s0, s1;  // the scales of the pair's K-tiles
+                if constexpr (P::block) {
+                    named_sync(1 + consumer, 128);  // every thread has read the last piece's
+                    copy_chunk(0), copy_chunk(1);
+                }
                 start(t0);
+                if constexpr (P::block) cp_async_wait<1>(), named_sync(1 + consumer, 128);
                 int i = 1;
                 for (; i + 1 < count; i += 2) {
                     start(t1);
-                    fetch(n0, i + 1), fetch(n1, i + 2);
+                    if (chunk_starts(i - 1)) next_chunk(i - 1);
+                    fetch(s0, slot_before(i)), fetch(s1, slot_before(i) + SLOT_BYTES);
                     wgmma_wait<1>();
                     finish(t0, s0, 2);
                     start(t0);
                     wgmma_wait<1>();
                     finish(t1, s1, 2);
-                    s0 = n0, s1 = n1;
                 }
+                if (chunk_starts(i - 1)) next_chunk(i - 1);
+                fetch(s0, slot_before(i)), fetch(s1, slot_before(i) + SLOT_BYTES);
                 if (i < count) {
                     start(t1);
                     wgmma_wait<1>();

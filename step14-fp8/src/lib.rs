@@ -8,18 +8,29 @@ use common::{Launch, Precision, Shape};
 
 // ANCHOR: tiles
 /// 128 x 128 tiles: a consumer holds its 64 x 128 FP32 sums and two K-tiles' 64 x 128 beside
-/// them (192 registers a thread); six buffers of 32 KiB and the staging of C fill the SM.
-pub const fn tiles(_: Precision) -> HopperTiles {
-    HopperTiles { bm: 128, bn: 128, stages: 6, cluster: 2, group: 8 }
+/// them (192 registers a thread); six buffers of 32 KiB and the staging of C fill the SM. With
+/// block scales five, and the consumers' rings of scales in the sixth's room.
+pub const fn tiles(p: Precision) -> HopperTiles {
+    let stages = if block(p) { 5 } else { 6 };
+    HopperTiles { bm: 128, bn: 128, stages, cluster: 2, group: 8 }
+}
+
+/// Bytes of a consumer's ring of block scales (kernel.cu: SLOTS x SLOT_BYTES).
+pub const SCALE_RING_BYTES: usize = 16 * 512;
+
+const fn block(p: Precision) -> bool {
+    matches!(p.scaling(), Some(common::harness::precision::Scaling::Block))
 }
 // ANCHOR_END: tiles
 
 // ANCHOR: launch
-/// Step 12's launch: a persistent grid of clusters, two staging buffers of C per consumer.
+/// Step 12's launch: a persistent grid of clusters, two staging buffers of C per consumer, and
+/// with block scales each consumer's ring of them.
 pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
     let consumers = t.bm / 64;
     let staging = consumers * 2 * CHUNK_BYTES;
-    t.launch(s, p, (t.jobs(s) * t.cluster, 1, 1), 128 * (consumers + 1) as u32, 1, staging)
+    let rings = if block(p) { consumers * SCALE_RING_BYTES } else { 0 };
+    t.launch(s, p, (t.jobs(s) * t.cluster, 1, 1), 128 * (consumers + 1) as u32, 1, staging + rings)
 }
 // ANCHOR_END: launch
 
@@ -28,4 +39,14 @@ common::precision_steps! {
     hopper: step12_epilogue::run,
     headers: &[step10_warp_specialized::WARPGROUPS, step11_cluster_persistent::SCHEDULE, step12_epilogue::EPILOGUE],
     precisions: { FP8 = Fp8, FP8_C32 = Fp8C32, FP8_BLOCK = Fp8Block, FP8_BLOCK_C32 = Fp8BlockC32 },
+}
+
+#[cfg(test)]
+mod tests {
+    /// The host leaves each consumer the ring of scales that the kernel lays out.
+    #[test]
+    fn the_ring_is_the_kernels() {
+        assert!(include_str!("kernel.cu").contains("constexpr int SLOTS = 16, SLOT_BYTES = 512,"));
+        assert_eq!(super::SCALE_RING_BYTES, 16 * 512);
+    }
 }
