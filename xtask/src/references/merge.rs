@@ -1,6 +1,6 @@
 //! `--merge`: a run's figures added to the file it finishes.
 
-use super::{PRECISIONS, References, Row, Watched};
+use super::{PRECISIONS, References, Row, Torch, Watched};
 use common::{Precision, Shape};
 use std::collections::BTreeMap;
 
@@ -53,9 +53,10 @@ pub(super) fn merged(
     let mut wrong = old.wrong.clone();
     wrong.extend(new.wrong.iter().filter(|w| !old.wrong.contains(w)).cloned());
     new.wrong = wrong;
-    if new.torch.is_none() {
-        new.torch = old.torch.clone();
-    }
+    new.torch = match (old.torch.clone(), new.torch.take()) {
+        (Some(old), Some(run)) => Some(torch_merged(old, run)),
+        (old, run) => run.or(old),
+    };
     // The kernels the old rows timed, but for the changed ones, whose rehashes are void.
     new.rehashed = old.rehashed.iter().filter(|r| !changed.iter().any(|(rung, _)| *rung == r.step)).cloned().collect();
     let mut clocks: Vec<Watched> =
@@ -67,6 +68,23 @@ pub(super) fn merged(
     new.energy = energy;
     new.energy_step_ms = new.energy_step_ms.or(old.energy_step_ms);
     Ok(new)
+}
+
+/// torch.matmul's figures of the file and of the run: the run's rows, and the file's for the shapes
+/// and precisions the run's torch.json does not time (each says which dates it holds).
+fn torch_merged(old: Torch, mut run: Torch) -> Torch {
+    let again = |r: &Row| run.rows.iter().any(|n| (n.m, n.n, n.k, &n.precision) == (r.m, r.n, r.k, &r.precision));
+    let mut rows: Vec<Row> = old.rows.into_iter().filter(|r| !again(r)).collect();
+    if !rows.is_empty() {
+        if !old.date.split(" and ").any(|d| d == run.date) {
+            run.date = format!("{} and {}", old.date, run.date);
+        }
+        if old.tool != run.tool {
+            run.tool = format!("{}; {}", old.tool, run.tool);
+        }
+    }
+    rows.append(&mut run.rows);
+    Torch { rows, ..run }
 }
 
 /// The top rungs of `hashes` whose kernel `old` names with another hash, with the precision of
@@ -151,6 +169,20 @@ mod tests {
             [("step14-fp8-fp8-block-c32".to_string(), Precision::Fp8Block)]
         );
         assert!(changed(&fp8("a"), &fp8("a").kernel_hashes).is_empty());
+        // torch.matmul's rows: the run's, and the file's that the run's torch.json does not time.
+        let torch = |date: &str, rows: Vec<Row>| Torch {
+            tool: format!("torch-matmul.py {date}"),
+            date: date.into(),
+            gpu: "GPU".into(),
+            torch: "2".into(),
+            cuda: "13".into(),
+            rows,
+        };
+        let before = References { torch: Some(torch("d1", vec![with("fp8", 1.0), with("fp16", 2.0)])), ..old.clone() };
+        let run = References { torch: Some(torch("d2", vec![with("fp16", 3.0)])), ..new.clone() };
+        let t = merged(&before, run, &timed).unwrap().torch.unwrap();
+        let kept: Vec<(String, f64)> = t.rows.iter().map(|r| (r.precision.clone(), r.tflops)).collect();
+        assert_eq!((kept, t.date.as_str()), (vec![("fp8".to_string(), 1.0), ("fp16".into(), 3.0)], "d1 and d2"));
         // Another timing is another run.
         let other = References { timing: "other".into(), ..new };
         assert!(merged(&old, other, &timed).is_err());

@@ -126,8 +126,9 @@ impl<'a> Judged<'a> {
     }
 }
 
-/// The highest rung in precision `p` that the file timed: the top rung, or, in a file that predates
-/// it, the rung that was the top one then.
+/// The highest rung in precision `p` that `rows` (one shape's) timed: the top rung, or, at a shape
+/// timed before it (step 15 takes FP16 from step 12 at the decode shapes only), the rung that was
+/// the top one then.
 fn timed_rung(p: Precision, rows: &[&Row]) -> Option<&'static common::Step> {
     let timed = |s: &&common::Step| rows.iter().any(|x| x.who == s.id());
     steps::ALL.iter().rev().filter(|s| s.precision == p).find(timed).or_else(|| top_rung(p))
@@ -146,8 +147,10 @@ fn judge<'a>(r: &'a References, rows: &[&'a Row], keys: &'a [(u64, u64, u64, Str
             .find(|w| (w.m, w.n, w.k, &w.precision) == (*m, *n, *k, p))
             .and_then(|w| w.clocks.held_back());
         let Some(family) = Precision::ALL.into_iter().find(|x| x.label() == p) else { continue };
+        let at_shape: Vec<&Row> =
+            rows.iter().copied().filter(|x| (x.m, x.n, x.k, &x.precision) == (*m, *n, *k, p)).collect();
         for prec in with_c_types(family) {
-            let Some(step) = timed_rung(prec, rows) else { continue };
+            let Some(step) = timed_rung(prec, &at_shape) else { continue };
             let c = elem_label(prec.output());
             for method in Method::BOTH.map(Method::label) {
                 let at = |x: &Row| {
@@ -333,6 +336,28 @@ mod tests {
         assert!(md.contains("thermal slowdown in 2 of 2 samples"), "{md}");
         let v = verdicts(&hot);
         assert!(v.starts_with("FP16 and BF16: none of 1 cases judged, the GPU held back in each"), "{v}");
+    }
+
+    /// Each shape is judged with the rung it timed: step 12 at a shape timed before step 15
+    /// took FP16, step 15 where it was timed.
+    #[test]
+    fn each_shape_judges_the_rung_it_timed() {
+        let at = |m: u64, who: &str, tflops: f64| Row { m, ..row(who, "fp32", "one at a time", tflops) };
+        let rows = vec![
+            at(64, "step12-epilogue-fp16", 100.0),
+            at(64, "cublasGemmEx", 90.0),
+            at(1, "step15-skinny-fp16", 80.0),
+            at(1, "cublasGemmEx", 100.0),
+        ];
+        let md = markdown(&file(rows));
+        has_line(
+            &md,
+            "| 64x64x64 | fp16 | fp32 | one at a time | 100.0 | cublasGemmEx 90.0 | - | 1.111 | 1.00 | yes | - | - |",
+        );
+        has_line(
+            &md,
+            "| 1x64x64 | fp16 | fp32 | one at a time | 80.0 | cublasGemmEx 100.0 | - | 0.800 | 1.00 | no | - | - |",
+        );
     }
 
     #[test]
