@@ -15,8 +15,11 @@ pub const fn tiles(p: Precision) -> HopperTiles {
     HopperTiles { bm: 128, bn: 128, stages, cluster: 2, group: 8 }
 }
 
-/// Bytes of a consumer's ring of block scales (kernel.cu: SLOTS x SLOT_BYTES).
-pub const SCALE_RING_BYTES: usize = 16 * 512;
+/// A consumer's ring of block scales, as kernel.cu lays it out: its slots (one a K-tile) and their
+/// bytes.
+pub const SCALE_SLOTS: usize = 16;
+pub const SCALE_SLOT_BYTES: usize = 512;
+pub const SCALE_RING_BYTES: usize = SCALE_SLOTS * SCALE_SLOT_BYTES;
 
 const fn block(p: Precision) -> bool {
     matches!(p.scaling(), Some(common::harness::precision::Scaling::Block))
@@ -46,7 +49,7 @@ mod tests {
     /// The host leaves each consumer the ring of scales that the kernel lays out.
     #[test]
     fn the_ring_is_the_kernels() {
-        assert!(include_str!("kernel.cu").contains("constexpr int SLOTS = 16, SLOT_BYTES = 512,"));
-        assert_eq!(super::SCALE_RING_BYTES, 16 * 512);
+        let ring = format!("constexpr int SLOTS = {}, SLOT_BYTES = {},", super::SCALE_SLOTS, super::SCALE_SLOT_BYTES);
+        assert!(include_str!("kernel.cu").contains(&ring), "kernel.cu has no `{ring}`");
     }
 }

@@ -20,10 +20,17 @@ pub(super) fn merged(
         ));
     }
     let changed = changed(old, &new.kernel_hashes);
-    let stale = |precision: &str| changed.iter().any(|(_, p)| p.label() == precision);
+    // The shapes and precisions whose old rows timed a changed rung (and not another rung of the
+    // precision, as step 12's FP16 beside step 15's at other shapes).
+    let stale: Vec<(u64, u64, u64, &str)> = old
+        .rows
+        .iter()
+        .filter(|r| changed.iter().any(|(rung, p)| *rung == r.who && p.label() == r.precision))
+        .map(|r| (r.m, r.n, r.k, r.precision.as_str()))
+        .collect();
     // Whether this run timed a shape and precision again, or its old rows timed a changed kernel.
     let retimed = |m: u64, n: u64, k: u64, precision: &str| {
-        stale(precision)
+        stale.contains(&(m, n, k, precision))
             || timed
                 .iter()
                 .any(|(s, p)| (s.m, s.n, s.k) == (m as usize, n as usize, k as usize) && p.label() == precision)
@@ -153,11 +160,22 @@ mod tests {
         let m = merged(&old, new.clone(), &timed).unwrap();
         let kept: Vec<(String, f64)> = m.energy.iter().map(|e| (e.row.precision.clone(), e.joules)).collect();
         assert_eq!((kept, m.energy_step_ms), (vec![("fp16".to_string(), 1.0), ("3xtf32".into(), 3.0)], Some(5.0)));
-        // Another kernel: the rung's old rows are dropped wherever the run did not time them again,
-        // and the other precisions' kept.
+        // Another kernel: the cases that timed the rung lose their old rows wherever the run did
+        // not time them again; the other precisions, and the precision's cases that timed another
+        // rung, keep theirs.
+        let by = |who: &str, m: u64, tflops: f64| Row { m, ..row(who, "fp32", "one at a time", tflops) };
+        let old = References {
+            rows: vec![
+                Row { precision: "fp16".into(), ..by("step12-epilogue-fp16", 64, 1.0) },
+                Row { precision: "fp16".into(), ..by("cublasGemmEx", 64, 1.5) },
+                Row { precision: "fp16".into(), ..by("step15-skinny-fp16", 1, 1.7) },
+                with("tf32", 2.0),
+            ],
+            ..old
+        };
         let m = merged(&old, file(vec![with("3xtf32", 9.0)], "b"), &timed).unwrap();
-        let kept: Vec<(String, f64)> = m.rows.iter().map(|r| (r.precision.clone(), r.tflops)).collect();
-        assert_eq!(kept, [("tf32".to_string(), 2.0), ("3xtf32".into(), 9.0)]);
+        let kept: Vec<(String, u64, f64)> = m.rows.iter().map(|r| (r.precision.clone(), r.m, r.tflops)).collect();
+        assert_eq!(kept, [("tf32".to_string(), 64, 2.0), ("3xtf32".into(), 64, 9.0), ("fp16".into(), 1, 1.7)]);
         assert_eq!(m.kernel_hashes["step12-epilogue-fp16"], "b");
         // An FP8 rung with an FP32 C is FP8's rows.
         let fp8 = |hash: &str| References {
