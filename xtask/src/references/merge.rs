@@ -83,9 +83,15 @@ fn torch_merged(old: Torch, mut run: Torch) -> Torch {
     let again = |r: &Row| run.rows.iter().any(|n| (n.m, n.n, n.k, &n.precision) == (r.m, r.n, r.k, &r.precision));
     let mut rows: Vec<Row> = old.rows.into_iter().filter(|r| !again(r)).collect();
     if !rows.is_empty() {
-        if !old.date.split(" and ").any(|d| d == run.date) {
-            run.date = format!("{} and {}", old.date, run.date);
-        }
+        // The file's dates as the book lists them ("a, b and c"), the run's among them.
+        let date = {
+            let mut dates: Vec<&str> = old.date.split(", ").flat_map(|d| d.split(" and ")).collect();
+            dates.push(&run.date);
+            dates.sort();
+            dates.dedup();
+            crate::results::and_list(&dates)
+        };
+        run.date = date;
         if old.tool != run.tool {
             run.tool = format!("{}; {}", old.tool, run.tool);
         }

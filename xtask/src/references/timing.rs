@@ -59,7 +59,8 @@ pub struct Args {
     #[arg(long, value_name = "NAME=VALUE", value_parser = common::tools::cli::parse_define, requires = "out")]
     define: Vec<(String, i64)>,
     /// Keep the rows of the results file for the shapes and precisions this run does not time
-    /// (to finish a run stopped by a time limit); the top rungs' kernels must be the file's
+    /// (to finish a run stopped by a time limit), but those that timed a top rung whose kernel has
+    /// changed since
     #[arg(long, conflicts_with_all = ["kernel", "define"])]
     merge: bool,
 }
