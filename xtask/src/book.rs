@@ -90,6 +90,7 @@ fn gpu_files(
         out.insert("references-all.md".into(), crate::references::every(refs));
         out.insert("references-verdicts.md".into(), crate::references::verdicts(refs));
         out.insert("references-energy.md".into(), crate::references::energy_table(refs));
+        out.insert("references-decode.md".into(), crate::references::decode(refs));
     }
     out.insert("summary.md".into(), tables::summary(r));
     out.insert("ladder.md".into(), tables::ladder(r));

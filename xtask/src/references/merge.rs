@@ -92,9 +92,9 @@ fn torch_merged(old: Torch, mut run: Torch) -> Torch {
             crate::results::and_list(&dates)
         };
         run.date = date;
-        if old.tool != run.tool {
-            run.tool = format!("{}; {}", old.tool, run.tool);
-        }
+        // Each torch.json's line once: a run that merges one torch.json shape by shape meets its
+        // own line in the file from the second shape on.
+        run.tool = if old.tool.contains(run.tool.as_str()) { old.tool } else { format!("{}; {}", old.tool, run.tool) };
     }
     rows.append(&mut run.rows);
     Torch { rows, ..run }
@@ -207,6 +207,12 @@ mod tests {
         let t = merged(&before, run, &timed).unwrap().torch.unwrap();
         let kept: Vec<(String, f64)> = t.rows.iter().map(|r| (r.precision.clone(), r.tflops)).collect();
         assert_eq!((kept, t.date.as_str()), (vec![("fp8".to_string(), 1.0), ("fp16".into(), 3.0)], "d1 and d2"));
+        assert_eq!(t.tool, "torch-matmul.py d1; torch-matmul.py d2");
+        // The same torch.json merged again (the run's next shape): its line is not repeated.
+        let after = References { torch: Some(t), ..old.clone() };
+        let next = References { torch: Some(torch("d2", vec![with("fp32", 4.0)])), ..new.clone() };
+        let t = merged(&after, next, &timed).unwrap().torch.unwrap();
+        assert_eq!((t.tool.as_str(), t.date.as_str()), ("torch-matmul.py d1; torch-matmul.py d2", "d1 and d2"));
         // Another timing is another run.
         let other = References { timing: "other".into(), ..new };
         assert!(merged(&old, other, &timed).is_err());

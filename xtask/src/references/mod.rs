@@ -23,7 +23,7 @@ mod render;
 mod timing;
 
 pub use energy::table as energy_table;
-pub use render::{every, targets, verdicts};
+pub use render::{decode, every, targets, verdicts};
 pub use timing::{Args, run};
 
 use crate::results::read_json;

@@ -225,6 +225,75 @@ pub fn targets(r: &References) -> String {
     s + &clock_lines(r)
 }
 
+/// The decode shapes (chapter 15): the rung over the fastest cuBLAS configuration with the same C,
+/// both methods side by side, `torch.matmul` beside, and the decode shapes and precisions the file
+/// has not timed yet, named so that the table cannot pass for complete.
+pub fn decode(r: &References) -> String {
+    let rows = all_rows(r);
+    let shapes = crate::sweep::decode_shapes();
+    // In the order of `decode_shapes` (by the layer's N and K, then M), FP16 before BF16.
+    let place =
+        |m: u64, n: u64, k: u64| shapes.iter().position(|s| (s.m, s.n, s.k) == (m as usize, n as usize, k as usize));
+    let mut keys: Vec<_> = keys_of(r).into_iter().filter(|(m, n, k, _)| place(*m, *n, *k).is_some()).collect();
+    keys.sort_by_key(|(m, n, k, p)| (place(*m, *n, *k), p != "fp16"));
+    let judged = judge(r, &rows, &keys);
+    let mut s = heading(r);
+    let _ = writeln!(
+        s,
+        "The top rung over the fastest cuBLAS configuration with the same C (the verdict's timing), one \
+         at a time and back to back, and over `torch.matmul` (its own process) in the same two ways:\n"
+    );
+    let _ = writeln!(
+        s,
+        "| shape | precision | C | fastest cuBLAS (one at a time) | one at a time | back to back | torch.matmul |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---:|---:|---|");
+    let (mut met, mut cells) = (0, 0);
+    for key in &keys {
+        let (m, n, k, p) = key;
+        for prec in with_c_types(Precision::ALL.into_iter().find(|x| x.label() == p).unwrap_or(Precision::F16)) {
+            let here: Vec<&Judged> = judged.iter().filter(|j| j.key == key && j.prec == prec).collect();
+            let by = |method: &str| here.iter().find(|j| j.method == method);
+            let (Some(one), Some(back)) = (by("one at a time"), by("back to back")) else { continue };
+            for j in [one, back] {
+                cells += 1;
+                met += usize::from(j.met() == Some(true));
+            }
+            let torch = |j: &Judged| j.torch.map_or("-".to_string(), |t| format!("{:.3}", j.rung().tflops / t.tflops));
+            let _ = writeln!(
+                s,
+                "| {m}x{n}x{k} | {p} | {} | {} | {:.3} | {:.3} | {}, {} |",
+                elem_label(prec.output()),
+                one.best().who,
+                one.ratio(),
+                back.ratio(),
+                torch(one),
+                torch(back)
+            );
+        }
+    }
+    let _ = writeln!(s, "\n{met} of {cells} cells at 1.00 or more.");
+    let missing: Vec<String> = ["fp16", "bf16"]
+        .into_iter()
+        .map(|p| {
+            let left: Vec<String> = shapes
+                .iter()
+                .filter(|sh| {
+                    !keys.iter().any(|(m, n, k, q)| q == p && (*m, *n, *k) == (sh.m as u64, sh.n as u64, sh.k as u64))
+                })
+                .map(|sh| format!("{}x{}x{}", sh.m, sh.n, sh.k))
+                .collect();
+            (p, left)
+        })
+        .filter(|(_, left)| !left.is_empty())
+        .map(|(p, left)| format!("{p} at {}", left.join(", ")))
+        .collect();
+    if !missing.is_empty() {
+        let _ = writeln!(s, "\nNot timed yet: {}.", missing.join("; "));
+    }
+    s
+}
+
 /// The GPU's clock over each shape and precision's timings, and which were held back (not judged).
 fn clock_lines(r: &References) -> String {
     if r.clocks.is_empty() {
@@ -358,6 +427,29 @@ mod tests {
             &md,
             "| 1x64x64 | fp16 | fp32 | one at a time | 80.0 | cublasGemmEx 100.0 | - | 0.800 | 1.00 | no | - | - |",
         );
+    }
+
+    /// The decode table holds the decode shapes alone, both methods in one line, and names the
+    /// decode shapes and precisions not timed yet.
+    #[test]
+    fn the_decode_table_names_what_it_lacks() {
+        let at = |m: u64, who: &str, method: &str, tflops: f64| Row {
+            m,
+            n: 11008,
+            k: 4096,
+            ..row(who, "fp32", method, tflops)
+        };
+        let mut rows = Vec::new();
+        for method in ["one at a time", "back to back"] {
+            rows.extend([at(16, "step15-skinny-fp16", method, 50.0), at(16, "cublasGemmEx", method, 52.0)]);
+            rows.extend([at(4096, "step12-epilogue-fp16", method, 600.0), at(4096, "cublasGemmEx", method, 590.0)]);
+        }
+        let md = decode(&file(rows));
+        has_line(&md, "| 16x11008x4096 | fp16 | fp32 | cublasGemmEx | 0.962 | 0.962 | -, - |");
+        assert!(!md.contains("4096x11008x4096"), "{md}");
+        has_line(&md, "0 of 2 cells at 1.00 or more.");
+        has_line(&md, "Not timed yet: fp16 at 1x11008x4096, 8x11008x4096, 32x11008x4096");
+        assert!(md.contains("; bf16 at 1x11008x4096,") && !md.contains("fp16 at 16x11008x4096"), "{md}");
     }
 
     #[test]
