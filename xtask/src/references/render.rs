@@ -248,16 +248,19 @@ pub fn decode(r: &References) -> String {
         "| shape | precision | C | fastest cuBLAS (one at a time) | one at a time | back to back | torch.matmul |"
     );
     let _ = writeln!(s, "|---|---|---|---|---:|---:|---|");
-    let (mut met, mut cells) = (0, 0);
+    let (mut met, mut cells, mut held) = (0, 0, 0);
     for key in &keys {
         let (m, n, k, p) = key;
-        for prec in with_c_types(Precision::ALL.into_iter().find(|x| x.label() == p).unwrap_or(Precision::F16)) {
+        let Some(family) = Precision::ALL.into_iter().find(|x| x.label() == p) else { continue };
+        for prec in with_c_types(family) {
             let here: Vec<&Judged> = judged.iter().filter(|j| j.key == key && j.prec == prec).collect();
             let by = |method: &str| here.iter().find(|j| j.method == method);
             let (Some(one), Some(back)) = (by("one at a time"), by("back to back")) else { continue };
             for j in [one, back] {
-                cells += 1;
-                met += usize::from(j.met() == Some(true));
+                match j.held_back {
+                    Some(_) => held += 1,
+                    None => (cells, met) = (cells + 1, met + usize::from(j.met() == Some(true))),
+                }
             }
             let torch = |j: &Judged| j.torch.map_or("-".to_string(), |t| format!("{:.3}", j.rung().tflops / t.tflops));
             let _ = writeln!(
@@ -272,7 +275,9 @@ pub fn decode(r: &References) -> String {
             );
         }
     }
-    let _ = writeln!(s, "\n{met} of {cells} cells at 1.00 or more.");
+    let held =
+        if held > 0 { format!(" ({held} more timed while the GPU was held back, not judged)") } else { String::new() };
+    let _ = writeln!(s, "\n{met} of {cells} cells at 1.00 or more{held}.");
     let missing: Vec<String> = ["fp16", "bf16"]
         .into_iter()
         .map(|p| {
@@ -444,12 +449,24 @@ mod tests {
             rows.extend([at(16, "step15-skinny-fp16", method, 50.0), at(16, "cublasGemmEx", method, 52.0)]);
             rows.extend([at(4096, "step12-epilogue-fp16", method, 600.0), at(4096, "cublasGemmEx", method, 590.0)]);
         }
-        let md = decode(&file(rows));
+        let md = decode(&file(rows.clone()));
         has_line(&md, "| 16x11008x4096 | fp16 | fp32 | cublasGemmEx | 0.962 | 0.962 | -, - |");
         assert!(!md.contains("4096x11008x4096"), "{md}");
         has_line(&md, "0 of 2 cells at 1.00 or more.");
         has_line(&md, "Not timed yet: fp16 at 1x11008x4096, 8x11008x4096, 32x11008x4096");
         assert!(md.contains("; bf16 at 1x11008x4096,") && !md.contains("fp16 at 16x11008x4096"), "{md}");
+        // Timed while the GPU was held back: shown, not judged.
+        let s = common::timing::clocks::Sample {
+            mhz: 1400,
+            milliwatts: 690_000,
+            reasons: common::timing::clocks::reason::SW_THERMAL,
+        };
+        let clocks = Clocks::from_samples(&[s, s]).unwrap();
+        let hot = References {
+            clocks: vec![Watched { m: 16, n: 11008, k: 4096, precision: "fp16".into(), clocks }],
+            ..file(rows.clone())
+        };
+        has_line(&decode(&hot), "0 of 0 cells at 1.00 or more (2 more timed while the GPU was held back, not judged).");
     }
 
     #[test]
