@@ -281,12 +281,12 @@ pub fn decode(r: &References) -> String {
     let missing: Vec<String> = ["fp16", "bf16"]
         .into_iter()
         .map(|p| {
+            let timed = |i: usize| keys.iter().any(|(m, n, k, q)| q == p && place(*m, *n, *k) == Some(i));
             let left: Vec<String> = shapes
                 .iter()
-                .filter(|sh| {
-                    !keys.iter().any(|(m, n, k, q)| q == p && (*m, *n, *k) == (sh.m as u64, sh.n as u64, sh.k as u64))
-                })
-                .map(|sh| format!("{}x{}x{}", sh.m, sh.n, sh.k))
+                .enumerate()
+                .filter(|&(i, _)| !timed(i))
+                .map(|(_, sh)| format!("{}x{}x{}", sh.m, sh.n, sh.k))
                 .collect();
             (p, left)
         })
