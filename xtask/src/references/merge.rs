@@ -92,12 +92,28 @@ fn torch_merged(old: Torch, mut run: Torch) -> Torch {
             crate::results::and_list(&dates)
         };
         run.date = date;
-        // Each torch.json's line once: a run that merges one torch.json shape by shape meets its
-        // own line in the file from the second shape on.
-        run.tool = if old.tool.contains(run.tool.as_str()) { old.tool } else { format!("{}; {}", old.tool, run.tool) };
+        run.tool = tools_joined(&old.tool, &run.tool);
     }
     rows.append(&mut run.rows);
     Torch { rows, ..run }
+}
+
+/// The file's and the run's tool lines as one. Two lines of the same script, each with the range
+/// of idle times before its samples, become that script with the union of the ranges; any other
+/// run's line is added once (a run that merges one torch.json shape by shape meets its own line in
+/// the file from the second shape on).
+fn tools_joined(old: &str, run: &str) -> String {
+    const IDLE: &str = "; idle before each sample ";
+    let idle = |tool: &str| -> Option<(String, u64, u64)> {
+        let (script, range) = tool.split_once(IDLE)?;
+        let (lo, hi) = range.strip_suffix(" us")?.split_once('-')?;
+        Some((script.to_string(), lo.parse().ok()?, hi.parse().ok()?))
+    };
+    match (idle(old), idle(run)) {
+        (Some((a, lo, hi)), Some((b, l, h))) if a == b => format!("{a}{IDLE}{}-{} us", lo.min(l), hi.max(h)),
+        _ if old.contains(run) => old.to_string(),
+        _ => format!("{old}; {run}"),
+    }
 }
 
 /// The top rungs of `hashes` whose kernel `old` names with another hash, with the precision of
@@ -213,6 +229,11 @@ mod tests {
         let next = References { torch: Some(torch("d2", vec![with("fp32", 4.0)])), ..new.clone() };
         let t = merged(&after, next, &timed).unwrap().torch.unwrap();
         assert_eq!((t.tool.as_str(), t.date.as_str()), ("torch-matmul.py d1; torch-matmul.py d2", "d1 and d2"));
+        // The script's idle times, run after run: one line with the union of their ranges.
+        let idle = |range: &str| format!("scripts/torch-matmul.py; idle before each sample {range} us");
+        assert_eq!(tools_joined(&idle("80-506"), &idle("40-205")), idle("40-506"));
+        assert_eq!(tools_joined(&idle("40-506"), &idle("40-205")), idle("40-506"));
+        assert_eq!(tools_joined("a.py", &idle("1-2")), format!("a.py; {}", idle("1-2")));
         // Another timing is another run.
         let other = References { timing: "other".into(), ..new };
         assert!(merged(&old, other, &timed).is_err());
