@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Nsight Compute counters of every step of the registry at 4096^3, recorded like results: one
-# launch of `sgemm` per registry entry (every precision of steps 7-13), one file per entry,
+# Nsight Compute counters of every step of the registry at its profile's shape (4096^3, step 15
+# at its chapter's decode shape: the third column of `xtask hashes`), recorded like results: one
+# launch of `sgemm` per registry entry (every precision of steps 7-15), one file per entry,
 # OUT/<gpu>/<id>.csv, which `cargo xtask book` reads from results/profiles/<gpu>/ and shows as a
 # table with its command.
 #   scripts/profile.sh BUNDLE OUT        (BUNDLE: from `cargo xtask bundle`)
@@ -60,7 +61,8 @@ for bin in "$bundle"/bin/step[0-9][0-9]-*; do
     dropped=""
     for attempt in 1 2; do
       args=(--clock-control none --kernel-name sgemm --launch-count 1 --csv --page raw --metrics "$metrics")
-      run=("${flags[@]}" --m 4096 --n 4096 --k 4096 --verify-only)
+      read -r m n k <<< "$(echo "$hashes" | awk -v id="$id" '$1 == id { split($3, d, "x"); print d[1], d[2], d[3] }')"
+      run=("${flags[@]}" --m "${m:-4096}" --n "${n:-4096}" --k "${k:-4096}" --verify-only)
       {
         echo "# gpu: $gpu"
         echo "# date: $(date -u +%F)"

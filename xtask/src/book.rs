@@ -15,7 +15,7 @@ mod diffs;
 mod figures;
 pub mod hardware;
 mod partials;
-mod profiles;
+pub mod profiles;
 mod promotion;
 mod readme;
 mod tables;

@@ -60,8 +60,9 @@ enum Task {
         #[arg(long)]
         check: bool,
     },
-    /// The kernel hash of every step of the registry, one `id hash` a line: what a results file
-    /// records, and what `scripts/profile.sh` writes beside each profile
+    /// The kernel hash of every step of the registry, one `id hash shape` a line: what a results
+    /// file records, and what `scripts/profile.sh` writes beside each profile, and the shape it
+    /// profiles the step at
     Hashes,
     /// The lab grader's commands (the `grader` crate)
     #[command(flatten)]
@@ -82,7 +83,7 @@ fn main() -> ExitCode {
         Task::Rehash(args) => rehash::run(args),
         Task::Book { check } => book::run(check),
         Task::Hashes => {
-            steps::ALL.iter().for_each(|s| println!("{} {}", s.id(), s.kernel.hash()));
+            steps::ALL.iter().for_each(|s| println!("{} {} {}", s.id(), s.kernel.hash(), book::profiles::shape_of(s)));
             Ok(())
         }
         Task::Grader(command) => grader::run(command),

@@ -140,13 +140,14 @@ pub fn run(args: Args) -> Result<(), String> {
             println!("wrote {}", file.display());
         }
     }
-    // The profiles (results/profiles/<gpu>/<id>.csv): one launch at 4096³ each, its hash on a
-    // `# kernel:` line.
+    // The profiles (results/profiles/<gpu>/<id>.csv): one launch each at the step's profile
+    // shape (4096³ but for step 15), its hash on a `# kernel:` line.
     if args.results.is_none() {
         for (file, id, recorded) in profiles(&root)? {
             let mut hashes = std::collections::BTreeMap::from([(id, recorded)]);
             let mut chain = Vec::new();
-            if tally.file(&mut then, (&mut hashes, &mut chain), |_| vec![common::Shape::new(4096, 4096, 4096)]) {
+            let at = |id: &str| steps::by_id(id).map_or(common::Shape::cube(4096), crate::book::profiles::shape_of);
+            if tally.file(&mut then, (&mut hashes, &mut chain), |id| vec![at(id)]) {
                 let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
                 let (_, now) = hashes.into_iter().next().unwrap_or_default();
                 // The kernel line follows; a line after it says what the new hash stands for.

@@ -1,5 +1,6 @@
 //! Profiles, recorded like results: `scripts/profile.sh BUNDLE OUT` runs Nsight Compute on one
-//! launch of every registry entry at 4096³ and writes `OUT/<gpu>/<id>.csv`, which is copied to
+//! launch of every registry entry at its profile's shape (`shape_of`: 4096³ but for step 15) and
+//! writes `OUT/<gpu>/<id>.csv`, which is copied to
 //! `results/profiles/<gpu>/`. Each file is what `ncu --csv --page raw` printed, after a few
 //! `# key: value` lines the script writes first (the GPU, the date, the Nsight Compute version,
 //! the kernel's hash and the exact command), and the step binary's own output around it, which
@@ -7,7 +8,7 @@
 //! (`generated/<gpu>/profile-<id>.md`), and the chapters' prose names single counters
 //! (`<id>_profile_<key>`, `values.rs`).
 
-use common::Step;
+use common::{Shape, Step};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
@@ -237,6 +238,22 @@ fn requested(command: &str) -> Vec<&str> {
     Vec::new()
 }
 
+/// The shape a step's profile is taken at (`scripts/profile.sh` reads it from `cargo xtask
+/// hashes`): 4096³, except step 15, whose kernel there is step 12's; its own runs at skinny shapes,
+/// so it is profiled at its chapter's decode shape.
+pub fn shape_of(step: &Step) -> Shape {
+    if step.name == "step15-skinny" { Shape::new(16, 11008, 4096) } else { Shape::cube(4096) }
+}
+
+/// The shape a profile's command ran (`--m`, `--n`, `--k`, each 4096 where not given), as the
+/// book writes it: `4096³` for a cube.
+fn command_shape(command: &str) -> String {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let dim = |flag: &str| words.windows(2).find(|w| w[0] == flag).map_or("4096", |w| w[1]);
+    let (m, n, k) = (dim("--m"), dim("--n"), dim("--k"));
+    if m == n && n == k { format!("{m}³") } else { format!("{m} x {n} x {k}") }
+}
+
 impl Profile {
     /// The counter named by `key` (see [`COUNTERS`]) or by its metric.
     pub fn value(&self, key: &str) -> Result<String, String> {
@@ -275,8 +292,9 @@ pub fn table(gpu: &str, step: &Step, profiles: Option<&Profiles>) -> String {
     }
     let label = |c: &Counter| COUNTERS.iter().find(|k| k.0 == c.metric).map_or("", |k| k.2);
     let mut s = format!(
-        "Nsight Compute {}, one launch of `sgemm` at 4096³ on the {gpu}, {}:\n\n| counter | metric | value |\n|---|---|---:|\n",
+        "Nsight Compute {}, one launch of `sgemm` at {} on the {gpu}, {}:\n\n| counter | metric | value |\n|---|---|---:|\n",
         about("ncu"),
+        command_shape(about("command")),
         about("date"),
     );
     for c in rows.iter().filter(|c| !is_stall(&c.metric)) {
@@ -413,6 +431,7 @@ mod tests {
             ),
             "{t}"
         );
+        assert!(t.contains("one launch of `sgemm` at 4096³ on the NVIDIA H200"), "{t}");
         assert!(t.contains("```console\nncu --clock-control none"), "{t}");
         assert!(t.contains("    --metrics gpu__time_duration.sum"), "{t}");
         assert!(table("NVIDIA H200", step, None).contains("No profile of `step09-wgmma-tma-fp16`"));
@@ -431,6 +450,14 @@ mod tests {
         }
         assert!(!t.contains("device__attribute") && !t.contains(".avg`"), "{t}");
         assert!(t.find("DRAM read").unwrap() < t.find("waiting for").unwrap(), "{t}");
+        // Step 15 is profiled at its decode shape, and its table says so.
+        let skinny = steps::by_id("step15-skinny-fp16-c16").unwrap();
+        assert_eq!(shape_of(skinny), Shape::new(16, 11008, 4096));
+        assert_eq!(shape_of(step), Shape::cube(4096));
+        let decode: Profiles =
+            [(skinny.id(), parse(&RAW.replace("--m 4096 --n 4096", "--m 16 --n 11008")).unwrap())].into();
+        let t = table("NVIDIA H200", skinny, Some(&decode));
+        assert!(t.contains("one launch of `sgemm` at 16 x 11008 x 4096 on the NVIDIA H200"), "{t}");
         // Its kernel changed since: stale.
         let stale_ones = stale(&[("nvidia-h200".to_string(), profiles)].into());
         assert!(stale_ones.len() == 1 && stale_ones[0].contains("changed after it was profiled"), "{stale_ones:?}");
