@@ -58,10 +58,11 @@ for bin in "$bundle"/bin/step[0-9][0-9]-*; do
     [[ $id =~ ${PROFILE_STEPS:-.} ]] || continue
     file=$dir/$id.csv; log=$dir/$id.log
     # A metric this Nsight Compute does not know is dropped, and the run repeated without it.
+    # The step's profile shape: the third column of `xtask hashes`.
+    read -r m n k <<< "$(echo "$hashes" | awk -v id="$id" '$1 == id { split($3, d, "x"); print d[1], d[2], d[3] }')"
     dropped=""
     for attempt in 1 2; do
       args=(--clock-control none --kernel-name sgemm --launch-count 1 --csv --page raw --metrics "$metrics")
-      read -r m n k <<< "$(echo "$hashes" | awk -v id="$id" '$1 == id { split($3, d, "x"); print d[1], d[2], d[3] }')"
       run=("${flags[@]}" --m "${m:-4096}" --n "${n:-4096}" --k "${k:-4096}" --verify-only)
       {
         echo "# gpu: $gpu"

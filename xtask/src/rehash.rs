@@ -143,10 +143,10 @@ pub fn run(args: Args) -> Result<(), String> {
     // The profiles (results/profiles/<gpu>/<id>.csv): one launch each at the step's profile
     // shape (4096³ but for step 15), its hash on a `# kernel:` line.
     if args.results.is_none() {
+        let at = |id: &str| steps::by_id(id).map_or(common::Shape::cube(4096), crate::book::profiles::shape_of);
         for (file, id, recorded) in profiles(&root)? {
             let mut hashes = std::collections::BTreeMap::from([(id, recorded)]);
             let mut chain = Vec::new();
-            let at = |id: &str| steps::by_id(id).map_or(common::Shape::cube(4096), crate::book::profiles::shape_of);
             if tally.file(&mut then, (&mut hashes, &mut chain), |id| vec![at(id)]) {
                 let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
                 let (_, now) = hashes.into_iter().next().unwrap_or_default();

@@ -242,7 +242,7 @@ fn requested(command: &str) -> Vec<&str> {
 /// hashes`): 4096³, except step 15, whose kernel there is step 12's; its own runs at skinny shapes,
 /// so it is profiled at its chapter's decode shape.
 pub fn shape_of(step: &Step) -> Shape {
-    if step.name == "step15-skinny" { Shape::new(16, 11008, 4096) } else { Shape::cube(4096) }
+    if step.name == step15_skinny::FP16.name { Shape::new(16, 11008, 4096) } else { Shape::cube(4096) }
 }
 
 /// The shape a profile's command ran (`--m`, `--n`, `--k`, each 4096 where not given), as the
