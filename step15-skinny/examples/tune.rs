@@ -1,8 +1,10 @@
 //! How step 15's rule picks a narrow tile and a ring: the rule's plan at one shape, then the other
-//! widths and depths, verified and timed against cuBLAS in the same precision (and C type).
+//! widths and depths and the skews of its slices, verified and timed against cuBLAS in the same
+//! precision (and C type); `--only skew` times the skews alone.
 //!
 //!     cargo run --release -p step15-skinny --example tune15 [-- MxNxK [fp16|bf16|fp16-c16|bf16-c16]]
 
+use common::harness::launch::with_defines;
 use common::tools::tune::Candidate;
 use step15_skinny::{Plan, SkinnyTiles, VARIANTS, deepest_ring, launch_plan, plan, tiles};
 
@@ -31,6 +33,12 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
     all.push(Candidate::new("the rule's plan, no split-K", move |s| launch_plan(s, p, alone, plan(s))));
     let deep = deepest(16);
     all.push(Candidate::new(format!("{deep:?}, no split-K"), move |s| launch_plan(s, p, alone, deep)));
+    // The rule's plan with its cuts between slices moved by other skews (`skew` in lib.rs).
+    for skew in [0, 2, 4, 6, 8, 10, 12, 16] {
+        all.push(Candidate::new(format!("the rule's plan, skew {skew}"), move |s| {
+            with_defines(launch_plan(s, p, tiles(p), plan(s)), &[("SKEW", skew)])
+        }));
+    }
     all
 }
 

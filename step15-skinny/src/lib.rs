@@ -74,6 +74,17 @@ pub fn slices(s: &Shape, p: Precision, clusters: usize) -> usize {
 
 /// Slots of partial sums `Slices` has (skinny.cuh's SLICE_SLOTS: three times step 11's 288).
 const SLICE_SLOTS: usize = 3 * 288;
+
+/// How many K-tiles before the even cut each cut between slices lies, as a table by the narrow
+/// tile: the skew of the first row whose width is at least the plan's. A wider tile leaves more
+/// partial sums to save, so the slices before the last end earlier.
+pub const SKEWS: &[(usize, usize)] = &[(32, 4), (usize::MAX, 6)];
+
+/// The skew of `plan`'s slices (0 where it has none: step 12's schedule).
+pub fn skew(plan: Plan) -> usize {
+    let Plan::Swapped { bn, .. } = plan else { return 0 };
+    SKEWS.iter().find(|(most, _)| bn <= *most).map_or(0, |&(_, skew)| skew)
+}
 // ANCHOR_END: rule
 
 // ANCHOR: tiles
@@ -108,6 +119,7 @@ pub fn launch_plan(s: &Shape, p: Precision, t: SkinnyTiles, plan: Plan) -> Launc
     let small = plan != Plan::Step12;
     let launch = match plan {
         Plan::Swapped { bm, bn, stages } if t.swap => {
+            let skew = if t.spread { skew(plan) } else { 0 };
             let t = HopperTiles { bm, bn, stages, cluster: 1, ..t.step12 };
             let consumers = t.bm / 64;
             let product = Shape::new(s.n, s.m, s.k);
@@ -115,6 +127,7 @@ pub fn launch_plan(s: &Shape, p: Precision, t: SkinnyTiles, plan: Plan) -> Launc
             t.launch(s, p, (t.jobs(&product), 1, 1), 128 * (consumers + 1) as u32, 1, staging)
                 .define("HALVES", 0)
                 .define("SWAP", 1)
+                .define("SKEW", skew as i64)
         }
         _ => step12_epilogue::launch_with(s, p, t.step12).define("SWAP", 0),
     };
@@ -218,6 +231,21 @@ mod tests {
         assert_eq!(slices(&Shape::new(16, 2048, 256), p, SMS), 1);
         assert_eq!(slices(&Shape::new(16, 2048, 512), p, SMS), 2);
         assert_eq!(slices(&Shape::cube(4096), p, SMS), 1);
+    }
+
+    /// The skew follows the narrow tile at the decode shapes, and only launches in slices have one.
+    #[test]
+    fn the_skew_follows_the_narrow_tile() {
+        let p = Precision::F16C16;
+        for (m, want) in [(1, 4), (8, 4), (16, 4), (32, 4), (64, 6), (128, 6)] {
+            let s = Shape::new(m, 4096, 4096);
+            assert_eq!(skew(plan(&s)), want, "{s}");
+            assert_eq!(launch_with(&s, p, tiles(p)).value("SKEW"), Some(want as i64), "{s}");
+            let alone = SkinnyTiles { spread: false, ..tiles(p) };
+            assert_eq!(launch_with(&s, p, alone).value("SKEW"), Some(0), "{s}");
+        }
+        assert_eq!(skew(plan(&Shape::cube(4096))), 0);
+        assert_eq!(launch_with(&Shape::cube(4096), p, tiles(p)).value("SKEW"), None);
     }
 
     /// Every swapped launch fits the SM's 227 KiB of shared memory, and its grid counts the

@@ -190,9 +190,15 @@ __device__ __forceinline__ void store_transposed(const TensorMap* tmC, unsigned 
 // gives it, and each further slice adds partial sums and readers that are out of step
 // (`slices` in lib.rs mirrors this, for the book's diagram and a test). A tile's last slice adds the
 // partial sums of the slices before it, in a fixed order: the same bits from launch to launch.
+// Each cut between slices lies SKEW K-tiles before the even one (the host's rule, `skew` in
+// lib.rs): the first slice is shorter and the last longer, so that the slices that leave partial
+// sums have saved them by the time the last slice, which waits for them, ends its K loop.
 #define SLICE_SLOTS (3 * MAX_PARTIALS)  // a macro: a constant variable would be a symbol of every build
 #ifndef SLICES
 #define SLICES 0  // else an experiment's count (--define SLICES=n), where it fits
+#endif
+#ifndef SKEW
+#define SKEW 0
 #endif
 template <int TM, int TN, int CM, int G>
 struct Slices {
@@ -205,11 +211,17 @@ struct Slices {
     }
     // The unit cluster c takes in its wave i.
     __device__ int unit(int c, int i) const { return c + i * clusters; }
+    // The first K-tile of slice s (of slices: ktiles): the even cut, SKEW earlier, every slice
+    // keeping a K-tile at least.
+    __device__ int cut(int s) const {
+        const int even = s * ktiles / slices;
+        return s == 0 || s == slices ? even : max(s, even - SKEW);
+    }
     __device__ bool wave(int c, int i, int M, int N, unsigned rank, Work& w) const {
         const int u = unit(c, i), slice = u / tiles;
         if (slice >= slices) return false;
-        w = {job_origin<TM, TN, CM, G>(u % tiles, M, N, rank), TN, slice * ktiles / slices,
-             (slice + 1) * ktiles / slices, slice, slice < slices - 1, false};
+        w = {job_origin<TM, TN, CM, G>(u % tiles, M, N, rank), TN, cut(slice), cut(slice + 1), slice,
+             slice < slices - 1, false};
         return true;
     }
 };

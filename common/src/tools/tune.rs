@@ -28,6 +28,9 @@ pub struct Experiment {
     /// out on purpose (e.g. step 8's no-copies.patch); their rows say "wrong product"
     #[arg(long)]
     pub unchecked: bool,
+    /// Only the candidates whose label contains this text (e.g. --only skew)
+    #[arg(long, value_name = "TEXT")]
+    pub only: Option<String>,
 }
 
 /// One launch geometry to try, and how the table names it.
@@ -87,7 +90,8 @@ pub fn run(
         } else {
             None
         };
-        for c in candidates(p) {
+        let wanted = |c: &Candidate| experiment.only.as_deref().is_none_or(|text| c.label.contains(text));
+        for c in candidates(p).into_iter().filter(wanted) {
             let (of_candidate, extra) = (c.launch, extra.clone());
             let with_extra = move |s: &Shape| crate::harness::launch::with_defines(of_candidate(s), &extra);
             let launch = with_extra(&shape);
@@ -166,5 +170,7 @@ mod tests {
         let cli = Cli::try_parse_from(["tune", "--unchecked", "--define", "STAGES=3"]).unwrap();
         assert!(cli.experiment.unchecked);
         assert_eq!(cli.experiment.define, vec![("STAGES".to_string(), 3)]);
+        let cli = Cli::try_parse_from(["tune", "--only", "skew"]).unwrap();
+        assert_eq!(cli.experiment.only.as_deref(), Some("skew"));
     }
 }
