@@ -85,6 +85,13 @@ pub fn skew(plan: Plan) -> usize {
     let Plan::Swapped { bn, .. } = plan else { return 0 };
     SKEWS.iter().find(|(most, _)| bn <= *most).map_or(0, |&(_, skew)| skew)
 }
+
+/// The first K-tile of slice `s` of `slices` over `ktiles`: the even cut, `skew` K-tiles earlier,
+/// every slice keeping a K-tile at least (skinny.cuh's `Slices::cut`, for the book's diagram).
+pub fn cut(s: usize, slices: usize, ktiles: usize, skew: usize) -> usize {
+    let even = s * ktiles / slices;
+    if s == 0 || s == slices { even } else { s.max(even.saturating_sub(skew)) }
+}
 // ANCHOR_END: rule
 
 // ANCHOR: tiles
@@ -246,6 +253,10 @@ mod tests {
         }
         assert_eq!(skew(plan(&Shape::cube(4096))), 0);
         assert_eq!(launch_with(&Shape::cube(4096), p, tiles(p)).value("SKEW"), None);
+        // Two slices of 64 K-tiles: 28 and 36. Three of 16: every slice keeps a K-tile.
+        assert_eq!((0..=2).map(|s| cut(s, 2, 64, 4)).collect::<Vec<_>>(), [0, 28, 64]);
+        assert_eq!((0..=3).map(|s| cut(s, 3, 16, 4)).collect::<Vec<_>>(), [0, 1, 6, 16]);
+        assert_eq!((0..=3).map(|s| cut(s, 3, 16, 6)).collect::<Vec<_>>(), [0, 1, 4, 16]);
     }
 
     /// Every swapped launch fits the SM's 227 KiB of shared memory, and its grid counts the

@@ -1,12 +1,12 @@
 //! Step 15: where the SMs read B at the start of a decode GEMM, with step 11's even shares of all
 //! K-tiles (stream-K) and with this step's slices. The shares and the slices are computed as the
 //! kernels compute them: step 11's `Schedule::begin` and the first piece it loads (schedule.cuh),
-//! and step 15's `slices` (its lib.rs, which mirrors skinny.cuh's `Slices`).
+//! and step 15's `slices`, `skew` and `cut` (its lib.rs, which mirror skinny.cuh's `Slices`).
 
 use super::draw::*;
 use crate::results::Results;
 use common::{Precision, Shape};
-use step15_skinny::{Plan, plan, slices, swapped_tiles};
+use step15_skinny::{Plan, cut, plan, skew, slices, swapped_tiles};
 use svg::Document;
 
 /// The first K-tile each SM reads, as (tile, K-tile), and the unit of every cell, for the even
@@ -33,7 +33,8 @@ pub(super) fn slices_diagram(book: &Results) -> Result<Document, String> {
     let Plan::Swapped { bm, bn, .. } = plan(&shape) else { return Err(format!("step 15 does not swap at {shape}")) };
     let clusters = book.sweep.gpu.sms as usize;
     let (tiles, ktiles) = (swapped_tiles(&shape, bm, bn), shape.k.div_ceil(64));
-    let s = slices(&shape, p, clusters);
+    let (s, sk) = (slices(&shape, p, clusters), skew(plan(&shape)));
+    let cuts: Vec<usize> = (0..=s).map(|i| cut(i, s, ktiles, sk)).collect();
     let (first, owner) = even_shares(tiles, ktiles, clusters);
     let rows_even = first.iter().map(|f| f.1).collect::<std::collections::BTreeSet<_>>().len();
     let (ch, top, gap) = (4.0, 150.0, 40.0);
@@ -57,7 +58,7 @@ pub(super) fn slices_diagram(book: &Results) -> Result<Document, String> {
         for k in 0..ktiles {
             let y = top + ch * k as f64;
             let even = tints[owner[j * ktiles + k] % 2];
-            let slice = k * s / ktiles;
+            let slice = (0..s).rev().find(|&i| cuts[i] <= k).unwrap_or(0);
             let sliced = WARP[slice % WARP.len()];
             doc = doc.add(rect(x0 + cw * j as f64, y, cw - 0.5, ch - 0.5, even)).add(rect(
                 x1 + cw * j as f64,
@@ -76,7 +77,7 @@ pub(super) fn slices_diagram(book: &Results) -> Result<Document, String> {
     let units = tiles * s;
     for u in 0..units.min(clusters) {
         let (j, slice) = (u % tiles, u / tiles);
-        doc = doc.add(rect(x1 + cw * j as f64, top + ch * (slice * ktiles / s) as f64, cw - 0.5, ch - 0.5, INK));
+        doc = doc.add(rect(x1 + cw * j as f64, top + ch * cuts[slice] as f64, cw - 0.5, ch - 0.5, INK));
     }
     let notes_y = top + ch * ktiles as f64 + 34.0;
     let notes = [
@@ -85,12 +86,10 @@ pub(super) fn slices_diagram(book: &Results) -> Result<Document, String> {
             first.len(),
             (tiles * ktiles) as f64 / clusters as f64
         ),
+        format!("right: {units} SMs start on {s} rows of B; the slices take"),
         format!(
-            "right: {units} SMs, {} K-tiles each, start on {s} rows of B",
-            match ktiles % s {
-                0 => (ktiles / s).to_string(),
-                _ => format!("{}-{}", ktiles / s, ktiles / s + 1),
-            }
+            "{} K-tiles, each cut {sk} K-tiles before the even one",
+            cuts.windows(2).map(|w| (w[1] - w[0]).to_string()).collect::<Vec<_>>().join(" and ")
         ),
         "(the slices' units are numbered slice by slice: the SMs".to_string(),
         "of one slice read the same rows of B side by side)".to_string(),
