@@ -77,7 +77,8 @@ const SLICE_SLOTS: usize = 3 * 288;
 
 /// How many K-tiles before the even cut each cut between slices lies, as a table by the narrow
 /// tile: the skew of the first row whose width is at least the plan's. A wider tile leaves more
-/// partial sums to save, so the slices before the last end earlier.
+/// partial sums to save and read back; each row is the fastest skew of its widths in
+/// `tune15 --only skew` at the decode shapes (`notes/step15.md`).
 pub const SKEWS: &[(usize, usize)] = &[(32, 4), (usize::MAX, 6)];
 
 /// The skew of `plan`'s slices (0 where it has none: step 12's schedule).
