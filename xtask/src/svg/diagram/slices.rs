@@ -30,10 +30,11 @@ fn even_shares(tiles: usize, ktiles: usize, clusters: usize) -> (Vec<(usize, usi
 
 pub(super) fn slices_diagram(book: &Results) -> Result<Document, String> {
     let (shape, p) = (Shape::new(16, 4096, 4096), Precision::F16C16);
-    let Plan::Swapped { bm, bn, .. } = plan(&shape) else { return Err(format!("step 15 does not swap at {shape}")) };
+    let chosen = plan(&shape);
+    let Plan::Swapped { bm, bn, .. } = chosen else { return Err(format!("step 15 does not swap at {shape}")) };
     let clusters = book.sweep.gpu.sms as usize;
     let (tiles, ktiles) = (swapped_tiles(&shape, bm, bn), shape.k.div_ceil(64));
-    let (s, sk) = (slices(&shape, p, clusters), skew(plan(&shape)));
+    let (s, sk) = (slices(&shape, p, clusters), skew(chosen));
     let cuts: Vec<usize> = (0..=s).map(|i| cut(i, s, ktiles, sk)).collect();
     let (first, owner) = even_shares(tiles, ktiles, clusters);
     let rows_even = first.iter().map(|f| f.1).collect::<std::collections::BTreeSet<_>>().len();
