@@ -176,12 +176,20 @@ pub fn copy_back(call: &HostCall<'_>, padded: Option<(u64, usize)>) -> Result<()
     copy_pitched(call.gpu, at, pitch, call.c.ptr(call.gpu), row, row, m)
 }
 
-/// How many clusters of the launch's CLUSTER blocks the GPU runs at once (asked once per kernel).
+/// How many clusters of the launch's CLUSTER blocks the GPU runs at once (asked once per kernel),
+/// or fewer where an experiment caps them ([`capped`]).
 pub fn resident_clusters(call: &mut HostCall<'_>) -> Result<u32> {
     let (f, launch, gpu) = (&call.loaded.function, call.launch, call.gpu);
     let (smem, cluster) = (launch.dynamic_smem_bytes, launch.value("CLUSTER").unwrap_or(1) as u32);
     let key = vec![f.cu_function() as u64, smem as u64, cluster as u64];
-    call.workspace.count(key, || max_active_clusters(gpu, f, launch.block, smem, (cluster, 1, 1)))
+    let resident = call.workspace.count(key, || max_active_clusters(gpu, f, launch.block, smem, (cluster, 1, 1)))?;
+    Ok(capped(resident, launch))
+}
+
+/// `resident`, or at most an experiment's `--define GRID_CLUSTERS=n`: a persistent launch on the
+/// clusters of n SMs' worth, to tell what a grid's size does from what its kernel does.
+fn capped(resident: u32, launch: &Launch) -> u32 {
+    launch.value("GRID_CLUSTERS").map_or(resident, |cap| resident.min(cap.clamp(1, u32::MAX as i64) as u32))
 }
 
 /// A persistent grid along x: as many clusters as the GPU runs at once, each looping over jobs; no
@@ -247,3 +255,18 @@ pub fn launch_sgemm(
 /// Bytes of one staging buffer of C in steps 12 and 13 (`CHUNK_BYTES` of hopper.cuh): 64 rows of
 /// 128 bytes, one TMA box.
 pub const CHUNK_BYTES: usize = 64 * 128;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GRID_CLUSTERS only ever lowers the count, and a nonsense cap still leaves one cluster.
+    #[test]
+    fn an_experiment_caps_the_clusters() {
+        let launch = Launch::new((128, 1, 1), (256, 1, 1));
+        assert_eq!(capped(132, &launch), 132);
+        assert_eq!(capped(132, &launch.clone().define("GRID_CLUSTERS", 128)), 128);
+        assert_eq!(capped(132, &launch.clone().define("GRID_CLUSTERS", 200)), 132);
+        assert_eq!(capped(132, &launch.define("GRID_CLUSTERS", -5)), 1);
+    }
+}
