@@ -17,7 +17,7 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
     let mut plans: Vec<Option<Plan>> = vec![None];
     plans.extend([8, 16, 32, 64, 128].map(|bn| Some(deepest(bn))));
     // Tiles of 64 rows of N (one consumer): twice the tiles, for shapes of few.
-    plans.extend([16, 32, 64, 128].map(|bn| Some(deepest_of(64, bn))));
+    plans.extend([8, 16, 32, 64, 128].map(|bn| Some(deepest_of(64, bn))));
     // Tiles of 192 rows of N (three consumers): fewer tiles, for shapes of a wave and a bit.
     plans.extend([64, 128].map(|bn| Some(deepest_of(192, bn))));
     plans.extend([4, 6, 8].map(|stages| Some(Plan::Swapped { bm: 128, bn: 16, stages })));
