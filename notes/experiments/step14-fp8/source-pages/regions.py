@@ -2,7 +2,7 @@
 """Per-region and per-category summary of the two block-scaled source pages.
 
 Regions are index ranges into the SASS listing (sp.py's idx column), chosen by reading the listings
-(/tmp/rung.txt, /tmp/lt.txt made by sp.py).  Instruction counts are divided by the number of
+that `sp.py FILE.csv` dumps.  Instruction counts are divided by the number of
 warp-K-tiles of the consumers (32 x 32 tiles x 32 K-tiles x 8 consumer warps = 262,144) or, for the
 producer, by the 32,768 tile-K-tiles (one producer thread each).
 
