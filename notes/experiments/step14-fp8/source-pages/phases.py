@@ -5,7 +5,7 @@ usage: phases.py [SRC_DIR]"""
 import os, sys
 sys.path.insert(0, os.path.dirname(__file__))
 import sp
-SRC = sys.argv[1] if len(sys.argv) > 1 else "/tmp/sp/source-pages-decode-bf16/c/x/src"
+SRC = sp.pages(1, sp.PAGES_C)
 R = ["selected", "dispatch", "not_selected", "misc", "wait", "short_sb", "long_sb", "barrier", "math", "branch_resolving", "no_inst"]
 PH = {
     "rung-fp8-block.csv": (2, sp.regions("""856 top: stage = it % 5, S2UR CgaCtaId, try_wait full, BRA (t1)

@@ -5,7 +5,7 @@ usage: promote_stalls.py [SRC_DIR]"""
 import os, re, sys
 sys.path.insert(0, os.path.dirname(__file__))
 import sp
-SRC = sys.argv[1] if len(sys.argv) > 1 else "/tmp/sp/source-pages-decode-bf16/c/x/src"
+SRC = sp.pages(1, sp.PAGES_C)
 R = ["selected", "dispatch", "not_selected", "misc", "wait", "short_sb", "long_sb", "barrier", "math", "branch_resolving", "no_inst", "mio"]
 for f, op in [("rung-fp8-block.csv", "FFMA"), ("lt-fp8-block.csv", "FFMA"), ("rung-fp8.csv", "FADD"), ("lt-fp8.csv", "FADD")]:
     rows = sp.load(os.path.join(SRC, f))

@@ -12,7 +12,7 @@ import re, sys, os
 sys.path.insert(0, os.path.dirname(__file__))
 import sp
 
-SRC = sys.argv[1] if len(sys.argv) > 1 else "/tmp/sp/source-pages-decode-bf16/c/x/src"
+SRC = sp.pages(1, sp.PAGES_C)
 WARP_KTILES = 32 * 32 * 32 * 8
 TILE_KTILES = 32 * 32 * 32
 

@@ -10,6 +10,16 @@ REASONS = ["barrier", "branch_resolving", "dispatch", "drain", "imc", "lg", "lon
            "mio", "misc", "no_inst", "not_selected", "selected", "short_sb", "sleep", "tex", "wait"]
 
 
+# Where the README unpacks the archived source pages: cuBLAS's (b) and the rung's and cuBLASLt's (c).
+PAGES_B = "/tmp/sp/source-pages-decode-bf16/b/src"
+PAGES_C = "/tmp/sp/source-pages-decode-bf16/c/x/src"
+
+
+def pages(i, default):
+    """The folder given as the i-th argument, else `default`."""
+    return sys.argv[i] if len(sys.argv) > i else default
+
+
 def regions(text):
     """(name, first, last) from text "first name | first name | ...": each region runs to the next one's
     first instruction (the last to the end; a last region named `end` only closes the one before)."""

@@ -4,8 +4,8 @@ usage: perktile.py [B_SRC C_SRC]"""
 import os, re, sys, collections
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../step14-fp8/source-pages"))  # sp.py
 import sp
-B = sys.argv[1] if len(sys.argv) > 1 else "/tmp/sp/source-pages-decode-bf16/b/src"
-C = sys.argv[2] if len(sys.argv) > 2 else "/tmp/sp/source-pages-decode-bf16/c/x/src"
+B = sp.pages(1, sp.PAGES_B)
+C = sp.pages(2, sp.PAGES_C)
 def kind(t):
     t = re.sub(r"^@!?U?P\w+\s+", "", t)
     for k in ["HGMMA", "WARPGROUP.ARRIVE", "WARPGROUP.DEPBAR", "SYNCS.PHASECHK", "SYNCS.ARRIVE", "NANOSLEEP",

@@ -5,8 +5,8 @@ flow.py's dumps (analysis.md lists them).  usage: regions64.py [B_SRC C_SRC]"""
 import os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../step14-fp8/source-pages"))  # sp.py
 import sp
-B = sys.argv[1] if len(sys.argv) > 1 else "/tmp/sp/source-pages-decode-bf16/b/src"
-C = sys.argv[2] if len(sys.argv) > 2 else "/tmp/sp/source-pages-decode-bf16/c/x/src"
+B = sp.pages(1, sp.PAGES_B)
+C = sp.pages(2, sp.PAGES_C)
 R = ["long_sb", "wait", "selected", "not_selected", "dispatch", "branch_resolving", "no_inst", "barrier",
      "membar", "short_sb", "math", "imc", "drain", "sleep", "mio", "lg"]
 KERNELS = {
