@@ -1,5 +1,5 @@
 //! Step 15: skinny shapes. For a small M, A and B swap places: the kernel computes C^T = B^T A^T,
-//! so that N fills wgmma's 64 rows and M is a narrow tile (16 to 128); a tile has 64, 128 or 192
+//! so that N fills wgmma's 64 rows and M is a narrow tile (8 to 128); a tile has 64, 128 or 192
 //! rows of N, whichever brings the count of tiles near the SMs', and a cluster on every SM takes
 //! them, or where they are too few, their K-tiles in slices (split-K), the clusters of one moment
 //! reading the same rows of B. Larger shapes run step 12's kernel and launch.
@@ -22,7 +22,9 @@ pub enum Plan {
 
 // ANCHOR: rule
 /// The narrow tile of M, as a table: the width of the first row whose M is at least the shape's.
-pub const WIDTHS: &[(usize, usize)] = &[(16, 16), (32, 32), (64, 64), (usize::MAX, 128)];
+/// Eight wide up to M = 8: wgmma's narrowest N, half the products of a 16-wide tile that are mostly
+/// rows that do not exist (`tune15` at the decode shapes, `notes/step15.md`, "Eight wide").
+pub const WIDTHS: &[(usize, usize)] = &[(8, 8), (16, 16), (32, 32), (64, 64), (usize::MAX, 128)];
 
 /// SMs of the GPUs the rule was measured on (an H100 SXM's and an H200's: 132).
 pub const SMS: usize = 132;
@@ -196,14 +198,15 @@ mod tests {
     fn the_rule_picks_by_shape() {
         let swapped = |bm, bn, stages| Plan::Swapped { bm, bn, stages };
         for (n, k) in [(11008, 4096), (4096, 11008), (4096, 4096)] {
-            for (m, bn) in [(1, 16), (8, 16), (16, 16), (32, 32), (64, 64), (128, 128), (256, 128)] {
+            for (m, bn) in [(1, 8), (8, 8), (16, 16), (32, 32), (64, 64), (128, 128), (256, 128)] {
                 let (bm, stages) = match (n, m, bn) {
                     (11008, 256, _) => (192, 4),
+                    (11008, _, 8) => (128, 11),
                     (11008, _, 16) => (128, 10),
                     (11008, _, 32) => (128, 9),
                     (11008, _, 64) => (128, 8),
                     (11008, ..) => (128, 6),
-                    (_, _, 16 | 32) => (64, 16),
+                    (_, _, 8 | 16 | 32) => (64, 16),
                     (_, _, 64) => (64, 13),
                     _ => (64, 8),
                 };
