@@ -22,8 +22,8 @@ pub enum Plan {
 
 // ANCHOR: rule
 /// The narrow tile of M, as a table: the width of the first row whose M is at least the shape's.
-/// Eight wide up to M = 8: wgmma's narrowest N, half the products of a 16-wide tile that are mostly
-/// rows that do not exist (`tune15` at the decode shapes, `notes/step15.md`, "Eight wide").
+/// Eight wide (wgmma's narrowest) up to M = 8: faster than sixteen wide where N = K = 4096, level
+/// at the other decode shapes (`tune15`; `notes/step15.md`, "Next: tiles eight wide on 64 rows").
 pub const WIDTHS: &[(usize, usize)] = &[(8, 8), (16, 16), (32, 32), (64, 64), (usize::MAX, 128)];
 
 /// SMs of the GPUs the rule was measured on (an H100 SXM's and an H200's: 132).

@@ -187,6 +187,11 @@ impl Results {
     }
 }
 
+/// A launch's compile-time defines as the results files list them: `NAME=VALUE`.
+pub fn define_list(launch: &common::Launch) -> Vec<String> {
+    launch.defines.iter().map(|(n, v)| format!("{n}={v}")).collect()
+}
+
 /// `4096³`, or `MxNxK`.
 pub fn shape_name((m, n, k): (u64, u64, u64)) -> String {
     if m == n && n == k { format!("{m}³") } else { format!("{m}x{n}x{k}") }
@@ -291,5 +296,41 @@ mod tests {
         let e = read(&tmp).unwrap_err();
         std::fs::remove_file(&tmp).unwrap();
         assert!(e.contains("gflop") && e.contains(&tmp.display().to_string()), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod launches {
+    use super::*;
+
+    /// A record's defines against those its step's launch gives its shape today.
+    fn moved(step: &str, (m, n, k): (u64, u64, u64), defines: &[String]) -> Option<String> {
+        let step = steps::by_id(step)?;
+        let shape = common::Shape::new(m as usize, n as usize, k as usize);
+        let now = define_list(&(step.launch)(&shape));
+        (now != defines).then(|| format!("{} {shape}: {defines:?} -> {now:?}", step.id()))
+    }
+
+    /// Every record of the book's GPU ran the launch the registry gives its shape today: a rule
+    /// changed since (step 15's table of narrow tiles, say) voids the records it moves, which a
+    /// kernel's hash does not see. The references' rows say their rung's defines since
+    /// 2026-11-30; `references --void` drops the older ones a change moves.
+    #[test]
+    fn each_record_ran_the_launch_of_today() {
+        let root = crate::bundle::root();
+        let all = load_all(&root).unwrap();
+        let r = all.iter().find(|r| r.slug == crate::book::BOOK_GPU).unwrap();
+        let mut stale: Vec<String> = r.runs().filter_map(|run| moved(&run.step, run.shape(), &run.defines)).collect();
+        let refs = crate::references::load_all(&root).unwrap();
+        let rows = refs.get(crate::book::BOOK_GPU).map(|f| f.rows.iter().chain(&f.verdict)).into_iter().flatten();
+        stale.extend(rows.filter(|r| !r.defines.is_empty()).filter_map(|r| moved(&r.who, (r.m, r.n, r.k), &r.defines)));
+        assert!(stale.is_empty(), "{} stale:\n{}", stale.len(), stale.join("\n"));
+        // Step 15 at M = 1 as it ran before its narrow tiles went to eight: moved.
+        let before = ["PREC=1", "BM=64", "BN=16", "BK=64", "STAGES=16", "CLUSTER=1", "GROUP=8", "VEC=1"];
+        let tail = ["HALVES=0", "SWAP=1", "SKEW=4", "SPREAD=1"];
+        let before: Vec<String> = before.iter().chain(&tail).map(|d| d.to_string()).collect();
+        assert!(moved("step15-skinny-fp16", (1, 4096, 4096), &before).is_some());
+        let now: Vec<String> = before.iter().map(|d| if d == "BN=16" { "BN=8".into() } else { d.clone() }).collect();
+        assert_eq!(moved("step15-skinny-fp16", (1, 4096, 4096), &now), None);
     }
 }

@@ -317,7 +317,7 @@ fn measure(b: &mut Bench, at: &mut AtShape, swept: Swept, progress: &str) -> Res
         spill_bytes: resources.spills(),
         threads_per_block: launch.threads_per_block(),
         grid: [launch.grid.0, launch.grid.1, launch.grid.2],
-        defines: launch.defines.iter().map(|(n, v)| format!("{n}={v}")).collect(),
+        defines: crate::results::define_list(&launch),
         clocks: clocks.ok(),
     })
 }

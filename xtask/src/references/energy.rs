@@ -202,6 +202,7 @@ mod tests {
             ms: 0.12,
             tflops: 1145.0,
             rel_err_vs_exact: None,
+            defines: Vec::new(),
         };
         let spent = Spent { row, joules: 0.0825, watts: 680.0, mean_mhz: 1400.0, runs: 1, seconds: 1.0 };
         assert!((spent.gflop_per_joule() - 2.0 * 4096f64.powi(3) / 0.0825 / 1e9).abs() < 1e-6);

@@ -77,6 +77,22 @@ pub(super) fn merged(
     Ok(new)
 }
 
+/// `old` without its rows of `pairs` (`--void`): figures of a top rung launched otherwise than its
+/// rule now launches it at those shapes (the rule changed, not the kernel, so no hash says so);
+/// a later `--merge` times them again.
+pub(super) fn voided(old: &References, pairs: &[(Shape, Precision)]) -> Result<References, String> {
+    let none = References {
+        rows: vec![],
+        verdict: vec![],
+        wrong: vec![],
+        clocks: vec![],
+        energy: vec![],
+        torch: None,
+        ..old.clone()
+    };
+    merged(old, none, pairs)
+}
+
 /// torch.matmul's figures of the file and of the run: the run's rows, and the file's for the shapes
 /// and precisions the run's torch.json does not time (each says which dates it holds).
 fn torch_merged(old: Torch, mut run: Torch) -> Torch {
@@ -134,6 +150,26 @@ mod tests {
     use super::*;
     use crate::references::tests::{file, row};
     use common::timing::clocks::Clocks;
+
+    /// `--void` drops every row of the pairs named, and nothing else.
+    #[test]
+    fn a_void_drops_the_pairs_named() {
+        let at = |m: u64, precision: &str| Row {
+            m,
+            precision: precision.into(),
+            ..row("cublasGemmEx", "fp32", "one at a time", 1.0)
+        };
+        let old = References {
+            verdict: vec![at(1, "bf16"), at(8, "bf16")],
+            ..file(vec![at(1, "bf16"), at(1, "fp16"), at(8, "bf16")])
+        };
+        let pair = [(Shape::new(1, 64, 64), Precision::Bf16)];
+        let v = voided(&old, &pair).unwrap();
+        let left = |rows: &[Row]| rows.iter().map(|r| (r.m, r.precision.clone())).collect::<Vec<_>>();
+        assert_eq!(left(&v.rows), [(1, "fp16".to_string()), (8, "bf16".into())]);
+        assert_eq!(left(&v.verdict), [(8, "bf16".to_string())]);
+        assert_eq!((v.tool, v.date, v.kernel_hashes), (old.tool, old.date, old.kernel_hashes));
+    }
 
     #[test]
     fn a_merge_keeps_what_the_run_did_not_time() {

@@ -62,6 +62,10 @@ pub struct Row {
     pub tflops: f64,
     /// Relative Frobenius error against float64 on the FP32 inputs.
     pub rel_err_vs_exact: Option<f64>,
+    /// A top rung's compile-time defines at this shape (files written before it: none), so that
+    /// a change of the rule that picks them shows (`results::launches`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub defines: Vec<String>,
 }
 
 /// What `scripts/torch-matmul.py` writes.
@@ -204,6 +208,7 @@ mod tests {
             ms: 1.0,
             tflops,
             rel_err_vs_exact: Some(1e-3),
+            defines: Vec::new(),
         }
     }
 

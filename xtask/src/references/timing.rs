@@ -5,15 +5,17 @@
 //! every shape and precision.
 
 use super::energy::{self, Spent};
-use super::merge::{changed, merged};
+use super::merge::{changed, merged, voided};
 use super::render::markdown;
 use super::{
     PRECISIONS, References, Row, SCHEMA, Torch, Watched, elem_label, load_torch, top_rung, with_c_types, write,
 };
+use crate::results::define_list;
 use crate::results::read_json;
 use crate::sweep::{slug, today};
 use common::harness::compile::KernelSource;
 use common::harness::device::Gpu;
+use common::harness::launch::with_defines;
 use common::harness::runner::Runner;
 use common::timing::clocks::Watch;
 use common::timing::fairest::{CublasCall, both_ways, checked_calls};
@@ -63,6 +65,16 @@ pub struct Args {
     /// changed since
     #[arg(long, conflicts_with_all = ["kernel", "define"])]
     merge: bool,
+    /// Drop the file's rows of these shapes and precisions (comma-separated MxNxK:PRECISION) and
+    /// stop, with no GPU: for figures of a top rung that its rule now launches otherwise, until a
+    /// `--merge` times them again
+    #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = parse_pair, requires = "out", conflicts_with_all = ["kernel", "define", "merge", "torch"])]
+    void: Vec<(Shape, Precision)>,
+}
+
+fn parse_pair(s: &str) -> Result<(Shape, Precision), String> {
+    let (shape, precision) = s.split_once(':').ok_or_else(|| format!("`{s}` is not MxNxK:PRECISION"))?;
+    Ok((crate::shape(shape)?, parse_precision(precision)?))
 }
 
 fn parse_precision(s: &str) -> Result<Precision, String> {
@@ -90,7 +102,14 @@ fn in_turn(plan: &TimingPlan) -> String {
     )
 }
 
-pub fn run(Args { out, shapes, decode, precisions, algos, torch, kernel, define, merge }: Args) -> Result<(), String> {
+pub fn run(
+    Args { out, shapes, decode, precisions, algos, torch, kernel, define, merge, void }: Args,
+) -> Result<(), String> {
+    if let (Some(out), false) = (&out, void.is_empty()) {
+        write(out, &voided(&read_json(out)?, &void)?)?;
+        println!("{}: dropped the rows of {} pairs (`--merge` times them again)", out.display(), void.len());
+        return Ok(());
+    }
     let shapes = crate::sweep::with_decode(shapes, decode, || {
         vec![Shape::cube(4096), Shape::cube(8192), Shape::new(4096, 11008, 4096)]
     });
@@ -328,7 +347,10 @@ impl Lab {
             }
         }
         let row = |label: &Label, m: Method, t: &Timing, timing: &str| {
-            let r = row_of(shape, family, label, m.label(), t.median_ms, Some(label.2));
+            let mut r = row_of(shape, family, label, m.label(), t.median_ms, Some(label.2));
+            if let Some(rung) = steps::by_id(&r.who) {
+                r.defines = define_list(&with_defines((rung.launch)(&shape), &self.defines));
+            }
             println!("{shape} {family} {:<30} {:<4} C {:<13} {:>8.1} TFLOP/s{timing}", r.who, r.c, r.method, r.tflops);
             r
         };
@@ -408,6 +430,7 @@ fn row_of(shape: Shape, family: Precision, label: &Label, method: &str, ms: f64,
         ms,
         tflops: shape.gflops_at(ms) / 1e3,
         rel_err_vs_exact: err,
+        defines: Vec::new(),
     }
 }
 
