@@ -9,8 +9,8 @@ use common::tools::tune::Candidate;
 use step15_skinny::{Plan, SkinnyTiles, VARIANTS, deepest_ring, launch_plan, plan, tiles};
 
 /// The rule's plan first (at the shape the tuner is given), then each narrow tile with the deepest
-/// ring that fits the SM's shared memory, then the 16-wide tile (M <= 16) with shallower rings, then
-/// the rule's plan and the deepest 16-wide ring without split-K.
+/// ring that fits the SM's shared memory, then the rule's plan with shallower rings, then the
+/// rule's plan and the deepest 16-wide ring without split-K.
 fn candidates(p: common::Precision) -> Vec<Candidate> {
     let deepest_of = |bm, bn| Plan::Swapped { bm, bn, stages: deepest_ring(bm, bn) };
     let deepest = |bn| deepest_of(128, bn);
@@ -20,7 +20,6 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
     plans.extend([8, 16, 32, 64, 128].map(|bn| Some(deepest_of(64, bn))));
     // Tiles of 192 rows of N (three consumers): fewer tiles, for shapes of a wave and a bit.
     plans.extend([64, 128].map(|bn| Some(deepest_of(192, bn))));
-    plans.extend([4, 6, 8].map(|stages| Some(Plan::Swapped { bm: 128, bn: 16, stages })));
     let mut all: Vec<Candidate> = plans
         .into_iter()
         .map(|chosen| {
@@ -28,6 +27,16 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
             Candidate::new(label, move |s| launch_plan(s, p, tiles(p), chosen.unwrap_or_else(|| plan(s))))
         })
         .collect();
+    // The rule's plan with a shallower ring than the deepest that fits.
+    for stages in [4, 6, 8] {
+        all.push(Candidate::new(format!("the rule's plan, {stages} buffers"), move |s| {
+            let shallow = match plan(s) {
+                Plan::Swapped { bm, bn, .. } => Plan::Swapped { bm, bn, stages },
+                step12 => step12,
+            };
+            launch_plan(s, p, tiles(p), shallow)
+        }));
+    }
     // Without split-K: a block on each tile, over all of its K (as cuBLAS at 16 x 11008 x 4096).
     let alone = SkinnyTiles { spread: false, ..tiles(p) };
     all.push(Candidate::new("the rule's plan, no split-K", move |s| launch_plan(s, p, alone, plan(s))));
