@@ -10,8 +10,7 @@ use super::render::markdown;
 use super::{
     PRECISIONS, References, Row, SCHEMA, Torch, Watched, elem_label, load_torch, top_rung, with_c_types, write,
 };
-use crate::results::define_list;
-use crate::results::read_json;
+use crate::results::{define_list, read_json};
 use crate::sweep::{slug, today};
 use common::harness::compile::KernelSource;
 use common::harness::device::Gpu;
