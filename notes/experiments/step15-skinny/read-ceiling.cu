@@ -1,5 +1,5 @@
 // What is the fastest this GPU reads a decode GEMM's weight once? B at 11008 x 4096 halves is
-// 90.2 MB, more than L2 holds, so every byte comes from DRAM. The issue's 3.8 TB/s (23.7 us) is
+// 90.2 MB, more than L2 holds, so every byte comes from DRAM. The target of 3.8 TB/s (23.7 us) is
 // 90% of the device-to-device copy rate, which counts bytes read plus bytes written; this measures
 // reads alone, with no GEMM around them, two ways, each timed one launch at a time and back to back:
 //   ldg:  every thread of `blocks_per_sm` blocks of 1024 an SM loads 16 bytes at a time, the blocks
