@@ -6,7 +6,7 @@
 
 use common::harness::launch::with_defines;
 use common::tools::tune::Candidate;
-use step15_skinny::{Plan, SkinnyTiles, VARIANTS, deepest_ring, launch_plan, plan, tiles};
+use step15_skinny::{Plan, SkinnyTiles, VARIANTS, WIDTHS, deepest_ring, launch_plan, plan, tiles};
 
 /// The rule's plan first (at the shape the tuner is given), then each narrow tile with the deepest
 /// ring that fits the SM's shared memory, then the rule's plan with shallower rings, then the
@@ -14,10 +14,11 @@ use step15_skinny::{Plan, SkinnyTiles, VARIANTS, deepest_ring, launch_plan, plan
 fn candidates(p: common::Precision) -> Vec<Candidate> {
     let deepest_of = |bm, bn| Plan::Swapped { bm, bn, stages: deepest_ring(bm, bn) };
     let deepest = |bn| deepest_of(128, bn);
+    let widths = || WIDTHS.iter().map(|&(_, bn)| bn);
     let mut plans: Vec<Option<Plan>> = vec![None];
-    plans.extend([8, 16, 32, 64, 128].map(|bn| Some(deepest(bn))));
+    plans.extend(widths().map(|bn| Some(deepest(bn))));
     // Tiles of 64 rows of N (one consumer): twice the tiles, for shapes of few.
-    plans.extend([8, 16, 32, 64, 128].map(|bn| Some(deepest_of(64, bn))));
+    plans.extend(widths().map(|bn| Some(deepest_of(64, bn))));
     // Tiles of 192 rows of N (three consumers): fewer tiles, for shapes of a wave and a bit.
     plans.extend([64, 128].map(|bn| Some(deepest_of(192, bn))));
     let mut all: Vec<Candidate> = plans

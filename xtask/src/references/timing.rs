@@ -14,7 +14,6 @@ use crate::results::{define_list, read_json};
 use crate::sweep::{slug, today};
 use common::harness::compile::KernelSource;
 use common::harness::device::Gpu;
-use common::harness::launch::with_defines;
 use common::harness::runner::Runner;
 use common::timing::clocks::Watch;
 use common::timing::fairest::{CublasCall, both_ways, checked_calls};
@@ -327,6 +326,11 @@ impl Lab {
         let e = |e: common::Error| e.to_string();
         let gemm = Gemm::new(shape, 1.0, 0.0);
         let mut problems = self.problems(&gemm, family, rec)?;
+        // Each rung's defines at this shape, as its runner launches it, for its rows.
+        let launched: Vec<(String, Vec<String>)> = problems
+            .iter()
+            .map(|p| Ok((p.rung.id(), define_list(&p.runner.launch_for(&shape).map_err(e)?))))
+            .collect::<Result<_, String>>()?;
         // Every contender of the family, in turn.
         let (gpu, cublas, lt) = (&*self.gpu, &self.cublas, &self.lt);
         let (mut labels, mut rungs): (Vec<Label>, Vec<usize>) = (Vec::new(), Vec::new());
@@ -347,8 +351,8 @@ impl Lab {
         }
         let row = |label: &Label, m: Method, t: &Timing, timing: &str| {
             let mut r = row_of(shape, family, label, m.label(), t.median_ms, Some(label.2));
-            if let Some(rung) = steps::by_id(&r.who) {
-                r.defines = define_list(&with_defines((rung.launch)(&shape), &self.defines));
+            if let Some((_, defines)) = launched.iter().find(|(rung, _)| *rung == r.who) {
+                r.defines = defines.clone();
             }
             println!("{shape} {family} {:<30} {:<4} C {:<13} {:>8.1} TFLOP/s{timing}", r.who, r.c, r.method, r.tflops);
             r
