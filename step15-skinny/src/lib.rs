@@ -34,7 +34,7 @@ pub const SMS: usize = 132;
 /// else step 12's. The rows of N a tile follow from how many tiles there are: 64 (one consumer,
 /// twice the tiles) where tiles of 128 rows would number at most half of the SMs, 192 (three consumers)
 /// where 128 rows would make a wave and a bit but 192 make one wave, else 128. The ring is as deep
-/// as the shared memory holds beside the staging buffers of C, at most 16 buffers.
+/// as the shared memory holds beside the staging buffers of C, and no deeper than `RINGS` allows.
 pub fn plan(s: &Shape) -> Plan {
     let step12_tiles = s.m.div_ceil(128) * s.n.div_ceil(256);
     if s.m > s.n || (s.m > 256 && step12_tiles > SMS / 2) {
@@ -47,8 +47,15 @@ pub fn plan(s: &Shape) -> Plan {
         t if t > SMS && tiles(192) <= SMS => 192,
         _ => 128,
     };
-    Plan::Swapped { bm, bn, stages: deepest_ring(bm, bn) }
+    let most = RINGS.iter().find(|(k, _)| s.k <= *k).map_or(8, |&(_, stages)| stages);
+    Plan::Swapped { bm, bn, stages: deepest_ring(bm, bn).min(most) }
 }
+
+/// The deepest ring, as a table by K: the most buffers of the first row whose K is at least the
+/// shape's. Shallower than what fits: 6 buffers beat the deepest ring by 3-8 points of cuBLAS at
+/// M <= 64 x 11008 x 4096, and 8 beat 6 where K = 11008 (`tune15 --only "rule's plan"`;
+/// `notes/step15.md`, "Next: a shallower ring").
+pub const RINGS: &[(usize, usize)] = &[(4096, 6), (usize::MAX, 8)];
 
 /// Tiles of C^T at `s` swapped, each `bm` rows of N by `bn` of M.
 pub fn swapped_tiles(s: &Shape, bm: usize, bn: usize) -> usize {
@@ -192,8 +199,9 @@ mod tests {
     use super::*;
 
     /// The rule at the decode shapes and the squares: the narrow tile follows M, the rows of N the
-    /// count of tiles (64 at N = 4096, 128 at N = 11008, 192 at M = 256 there), and of the cubes
-    /// only 1024³ is swapped; the others run step 12's launch unchanged.
+    /// count of tiles (64 at N = 4096, 128 at N = 11008, 192 at M = 256 there), the ring K (6
+    /// buffers, 8 at K = 11008, fewer where no more fit), and of the cubes only 1024³ is swapped;
+    /// the others run step 12's launch unchanged.
     #[test]
     fn the_rule_picks_by_shape() {
         let swapped = |bm, bn, stages| Plan::Swapped { bm, bn, stages };
@@ -201,19 +209,14 @@ mod tests {
             for (m, bn) in [(1, 8), (8, 8), (16, 16), (32, 32), (64, 64), (128, 128), (256, 128)] {
                 let (bm, stages) = match (n, m, bn) {
                     (11008, 256, _) => (192, 4),
-                    (11008, _, 8) => (128, 11),
-                    (11008, _, 16) => (128, 10),
-                    (11008, _, 32) => (128, 9),
-                    (11008, _, 64) => (128, 8),
                     (11008, ..) => (128, 6),
-                    (_, _, 8 | 16 | 32) => (64, 16),
-                    (_, _, 64) => (64, 13),
-                    _ => (64, 8),
+                    _ if k == 11008 => (64, 8),
+                    _ => (64, 6),
                 };
                 assert_eq!(plan(&Shape::new(m, n, k)), swapped(bm, bn, stages), "{m}x{n}x{k}");
             }
         }
-        assert_eq!(plan(&Shape::cube(1024)), swapped(64, 128, 8));
+        assert_eq!(plan(&Shape::cube(1024)), swapped(64, 128, 6));
         for size in [2048, 4096] {
             let s = Shape::cube(size);
             assert_eq!(plan(&s), Plan::Step12, "{s}");
