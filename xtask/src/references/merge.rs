@@ -93,6 +93,46 @@ pub(super) fn voided(old: &References, pairs: &[(Shape, Precision)]) -> Result<R
     merged(old, none, pairs)
 }
 
+/// `file` with the pairs `other` timed since it was copied from `file` (`--take`): those whose rows
+/// differ between the two. For references timed on two GPUs of one host at once, each process
+/// merging into its own copy of the file; the pairs' other figures (verdict, clock, energy) come
+/// with them.
+pub(super) fn taken(file: &References, other: &References) -> Result<References, String> {
+    let key = |r: &Row| (r.m, r.n, r.k, r.precision.clone());
+    let pair_rows = |f: &References, k: &(u64, u64, u64, String)| -> Vec<Row> {
+        f.rows.iter().filter(|r| key(r) == *k).cloned().collect()
+    };
+    let mut keys: Vec<(u64, u64, u64, String)> = Vec::new();
+    for r in &other.rows {
+        let k = key(r);
+        if !keys.contains(&k) && pair_rows(file, &k) != pair_rows(other, &k) {
+            keys.push(k);
+        }
+    }
+    let timed = keys
+        .iter()
+        .map(|(m, n, k, p)| {
+            let precision = Precision::ALL.into_iter().find(|f| f.label() == p);
+            Ok((
+                Shape::new(*m as usize, *n as usize, *k as usize),
+                precision.ok_or(format!("`{p}` is not a precision"))?,
+            ))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let has = |r: &Row| keys.contains(&key(r));
+    let new = References {
+        rows: other.rows.iter().filter(|r| has(r)).cloned().collect(),
+        verdict: other.verdict.iter().filter(|r| has(r)).cloned().collect(),
+        clocks: other.clocks.iter().filter(|w| keys.contains(&(w.m, w.n, w.k, w.precision.clone()))).cloned().collect(),
+        energy: other.energy.iter().filter(|e| has(&e.row)).cloned().collect(),
+        torch: None,
+        ..other.clone()
+    };
+    let mut both = merged(file, new, &timed)?;
+    both.tool = tools_joined(&file.tool, &other.tool);
+    Ok(both)
+}
+
 /// torch.matmul's figures of the file and of the run: the run's rows, and the file's for the shapes
 /// and precisions the run's torch.json does not time (each says which dates it holds).
 fn torch_merged(old: Torch, mut run: Torch) -> Torch {
@@ -169,6 +209,30 @@ mod tests {
         assert_eq!(left(&v.rows), [(1, "fp16".to_string()), (8, "bf16".into())]);
         assert_eq!(left(&v.verdict), [(8, "bf16".to_string())]);
         assert_eq!((v.tool, v.date, v.kernel_hashes), (old.tool, old.date, old.kernel_hashes));
+    }
+
+    /// `--take` adds what the other copy timed since, and only that.
+    #[test]
+    fn a_take_adds_the_pairs_the_other_copy_timed() {
+        let at = |m: u64, precision: &str, ms: f64| Row {
+            m,
+            precision: precision.into(),
+            ms,
+            ..row("cublasGemmEx", "fp32", "one at a time", 1.0)
+        };
+        let base =
+            References { verdict: vec![at(1, "bf16", 1.0)], ..file(vec![at(1, "bf16", 1.0), at(8, "fp16", 2.0)]) };
+        // This copy timed 16 x 64 x 64 in BF16; the other, 8 x 64 x 64 in FP16 again.
+        let ours =
+            merged(&base, file(vec![at(16, "bf16", 3.0)]), &[(Shape::new(16, 64, 64), Precision::Bf16)]).unwrap();
+        let theirs = References { verdict: vec![at(8, "fp16", 4.0)], ..base.clone() };
+        let theirs = References { rows: vec![at(1, "bf16", 1.0), at(8, "fp16", 4.0)], ..theirs };
+        let both = taken(&ours, &theirs).unwrap();
+        let left = |rows: &[Row]| rows.iter().map(|r| (r.m, r.ms)).collect::<Vec<_>>();
+        assert_eq!(left(&both.rows), [(1, 1.0), (8, 4.0), (16, 3.0)]);
+        assert_eq!(left(&both.verdict), [(1, 1.0), (8, 4.0)]);
+        // Nothing new: the file as it was.
+        assert_eq!(taken(&ours, &ours).unwrap().rows, ours.rows);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! every shape and precision.
 
 use super::energy::{self, Spent};
-use super::merge::{changed, merged, voided};
+use super::merge::{changed, merged, taken, voided};
 use super::render::markdown;
 use super::{
     PRECISIONS, References, Row, SCHEMA, Torch, Watched, elem_label, load_torch, top_rung, with_c_types, write,
@@ -68,6 +68,10 @@ pub struct Args {
     /// `--merge` times them again
     #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = parse_pair, requires = "out", conflicts_with_all = ["kernel", "define", "merge", "torch"])]
     void: Vec<(Shape, Precision)>,
+    /// Add to --out the pairs this other copy of it timed since (their rows differ) and stop, with
+    /// no GPU: for references timed on two GPUs at once, each merging into its own copy
+    #[arg(long, value_name = "FILE", requires = "out", conflicts_with_all = ["kernel", "define", "merge", "torch", "void"])]
+    take: Option<PathBuf>,
 }
 
 fn parse_pair(s: &str) -> Result<(Shape, Precision), String> {
@@ -101,8 +105,21 @@ fn in_turn(plan: &TimingPlan) -> String {
 }
 
 pub fn run(
-    Args { out, shapes, decode, precisions, algos, torch, kernel, define, merge, void }: Args,
+    Args { out, shapes, decode, precisions, algos, torch, kernel, define, merge, void, take }: Args,
 ) -> Result<(), String> {
+    if let (Some(out), Some(other)) = (&out, &take) {
+        let file: References = read_json(out)?;
+        let both = taken(&file, &read_json(other)?)?;
+        write(out, &both)?;
+        println!(
+            "{}: {} rows, {} before taking {}'s new pairs",
+            out.display(),
+            both.rows.len(),
+            file.rows.len(),
+            other.display()
+        );
+        return Ok(());
+    }
     if let (Some(out), false) = (&out, void.is_empty()) {
         write(out, &voided(&read_json(out)?, &void)?)?;
         println!("{}: dropped the rows of {} pairs (`--merge` times them again)", out.display(), void.len());
