@@ -29,7 +29,7 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
         })
         .collect();
     // The rule's plan with a shallower ring than the deepest that fits.
-    for stages in [4, 6, 8] {
+    for stages in [4, 5, 6, 7, 8] {
         all.push(Candidate::new(format!("the rule's plan, {stages} buffers"), move |s| {
             let shallow = match plan(s) {
                 Plan::Swapped { bm, bn, .. } => Plan::Swapped { bm, bn, stages },

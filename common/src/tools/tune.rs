@@ -6,7 +6,7 @@ use crate::harness::device::Gpu;
 use crate::harness::launch::Launch;
 use crate::harness::runner::Runner;
 use crate::harness::step::Step;
-use crate::timing::lt::{CublasConfig, CublasLt, time_configs, usable_configs};
+use crate::timing::lt::{CublasConfig, CublasLt, compare_with_configs, time_configs, usable_configs};
 use crate::timing::runs::{TimingPlan, compare_prepared};
 use crate::verify::check::Prepared;
 use crate::verify::reference::Cublas;
@@ -116,7 +116,12 @@ pub fn run(
                 continue;
             }
             let check = if verified.passed() { "ok" } else { "wrong product, timed (--unchecked)" };
-            let cmp = compare_prepared(&mut runner, &cublas, &prepared, TimingPlan::default())?;
+            // Against the precision's baseline, as the step binary: cuBLASLt's FP8 for FP8.
+            let cmp = if CublasConfig::baseline(p) == CublasConfig::GemmEx {
+                compare_prepared(&mut runner, &cublas, &prepared, TimingPlan::default())?
+            } else {
+                compare_with_configs(&mut runner, &cublas, &mut lt, &prepared, TimingPlan::default(), &[])?.0
+            };
             let of_fastest =
                 fastest.map_or("-".to_string(), |t| format!("{:.1}%", 100.0 * t.median_ms / cmp.kernel.median_ms));
             println!(
