@@ -47,12 +47,12 @@ pub fn plan(s: &Shape) -> Plan {
         t if t > SMS && tiles(192) <= SMS => 192,
         _ => 128,
     };
-    let most = RINGS.iter().find(|(k, _)| s.k <= *k).map_or(8, |&(_, stages)| stages);
+    let most = RINGS.iter().find(|(k, _)| s.k <= *k).map_or(usize::MAX, |&(_, stages)| stages);
     Plan::Swapped { bm, bn, stages: deepest_ring(bm, bn).min(most) }
 }
 
 /// The deepest ring, as a table by K: the most buffers of the first row whose K is at least the
-/// shape's. Shallower than what fits: 6 buffers beat the deepest ring by 3-8 points of cuBLAS at
+/// shape's. Shallower than what fits: 6 buffers beat the deepest ring by 2.5-8 points of cuBLAS at
 /// M <= 64 x 11008 x 4096, and 8 beat 6 where K = 11008 (`tune15 --only "rule's plan"`;
 /// `notes/step15.md`, "Next: a shallower ring").
 pub const RINGS: &[(usize, usize)] = &[(4096, 6), (usize::MAX, 8)];
@@ -199,7 +199,7 @@ mod tests {
     use super::*;
 
     /// The rule at the decode shapes and the squares: the narrow tile follows M, the rows of N the
-    /// count of tiles (64 at N = 4096, 128 at N = 11008, 192 at M = 256 there), the ring K (6
+    /// count of tiles (64 at N = 4096, 128 at N = 11008, 192 at M = 256 there), the ring by K (6
     /// buffers, 8 at K = 11008, fewer where no more fit), and of the cubes only 1024³ is swapped;
     /// the others run step 12's launch unchanged.
     #[test]

@@ -5,7 +5,8 @@
 //   ldg:  every thread of `blocks_per_sm` blocks of 1024 an SM loads 16 bytes at a time, the blocks
 //         striding over B, and folds them into one word so that the loads are not dropped;
 //   bulk: one thread a block copies contiguous 16 KiB pieces into a ring of `stages` shared-memory
-//         buffers (cp.async.bulk, as the TMA does for step 15's producer), nothing multiplied.
+//         buffers (cp.async.bulk, as the TMA does for step 15's producer), nothing multiplied; on
+//         every SM, and on as few SMs as step 15's tiles take (86 or 64 blocks).
 // The same at 2 GiB gives the rate a long read settles at. Outside the harness: built and run on
 // the GPU machine with
 //   nvcc -O3 -arch=sm_90a -o read-ceiling read-ceiling.cu && ./read-ceiling
@@ -98,6 +99,11 @@ int main() {
             snprintf(name, sizeof name, "bulk 16 KiB, %d buffers", stages);
             const long long pieces = bytes / BUF;
             row(name, sms, [&] { bulk<<<sms, 32, stages * BUF>>>(B, pieces, stages, sink); });
+        }
+        // On as many SMs as step 15's tiles: 86 of 128 rows at N = 11008, 64 of 64 rows at N = 4096.
+        for (int blocks : {86, 64}) {
+            const long long pieces = bytes / BUF;
+            row("bulk 16 KiB, 6 buffers", blocks, [&] { bulk<<<blocks, 32, 6 * BUF>>>(B, pieces, 6, sink); });
         }
     }
     const cudaError_t err = cudaDeviceSynchronize();
