@@ -98,6 +98,9 @@ pub(super) fn voided(old: &References, pairs: &[(Shape, Precision)]) -> Result<R
 /// merging into its own copy of the file; the pairs' other figures (verdict, clock, energy) come
 /// with them.
 pub(super) fn taken(file: &References, other: &References) -> Result<References, String> {
+    if file.gpu != other.gpu {
+        return Err(format!("the other file was measured on {}, not on {}", other.gpu, file.gpu));
+    }
     let key = |r: &Row| (r.m, r.n, r.k, r.precision.clone());
     let pair_rows = |f: &References, k: &(u64, u64, u64, String)| -> Vec<Row> {
         f.rows.iter().filter(|r| key(r) == *k).cloned().collect()
@@ -231,8 +234,9 @@ mod tests {
         let left = |rows: &[Row]| rows.iter().map(|r| (r.m, r.ms)).collect::<Vec<_>>();
         assert_eq!(left(&both.rows), [(1, 1.0), (8, 4.0), (16, 3.0)]);
         assert_eq!(left(&both.verdict), [(1, 1.0), (8, 4.0)]);
-        // Nothing new: the file as it was.
+        // Nothing new: the file as it was. Another GPU's file: refused.
         assert_eq!(taken(&ours, &ours).unwrap().rows, ours.rows);
+        assert!(taken(&ours, &References { gpu: "another".into(), ..theirs }).is_err());
     }
 
     #[test]
