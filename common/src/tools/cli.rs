@@ -36,7 +36,7 @@ pub struct Options {
 #[derive(clap::Parser, Debug)]
 #[command(
     version,
-    about = "Verifies C = alpha*A*B + beta*C against cuBLAS and a float64 CPU reference, then times it against cuBLAS.",
+    about = "Verifies C = alpha*A*B + beta*C against cuBLAS and a float64 CPU reference, then times it against cuBLAS and verifies it again.",
     after_help = "Prints one table row: time, GFLOP/s, cuBLAS GFLOP/s in the same process, % of cuBLAS, then the GPU's clock over the timing.\n\
                   Exit status: 0 verified, 1 wrong result or no usable GPU, 2 usage error."
 )]
@@ -331,6 +331,20 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
     let watch = crate::timing::clocks::Watch::start(&gpu);
     let (cmp, configs) = compare(&mut runner, &cublas, &mut lt, &prepared, plan, true, &mut Vec::new())?;
     let clocks = watch.stop();
+    // Verified again after the timed runs: a kernel that leaves state in global memory for its
+    // next launch (flags, partial sums) can be right at its first launch and wrong later.
+    let after = prepared.check(&mut runner)?;
+    if !after.passed() {
+        println!("after the timed runs: {}", after.report(&runner.kernel.name));
+        println!(
+            "{TABLE_HEADER}\n| {} | {} | {} | {} | - | - | - | - | FAILED after the timed runs |",
+            step.id(),
+            gemm.shape,
+            gemm.alpha,
+            gemm.beta
+        );
+        return Ok(false);
+    }
     if configs.len() > 1 {
         let all: Vec<String> = configs
             .iter()
