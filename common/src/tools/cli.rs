@@ -308,15 +308,19 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
         );
     }
     println!("{}", verified.report(&runner.kernel.name));
-    if !verified.passed() {
+    // The table's row of a kernel that computed a wrong C.
+    let failed = |why: &str| {
         println!(
-            "{TABLE_HEADER}\n| {} | {} | {} | {} | - | - | - | - | FAILED |",
+            "{TABLE_HEADER}\n| {} | {} | {} | {} | - | - | - | - | {why} |",
             step.id(),
             gemm.shape,
             gemm.alpha,
             gemm.beta
         );
-        return Ok(false);
+        Ok(false)
+    };
+    if !verified.passed() {
+        return failed("FAILED");
     }
     if opts.verify_only {
         return Ok(true);
@@ -336,14 +340,7 @@ pub fn run(step: &Step, opts: &Options) -> Result<bool> {
     let after = prepared.check(&mut runner)?;
     if !after.passed() {
         println!("after the timed runs: {}", after.report(&runner.kernel.name));
-        println!(
-            "{TABLE_HEADER}\n| {} | {} | {} | {} | - | - | - | - | FAILED after the timed runs |",
-            step.id(),
-            gemm.shape,
-            gemm.alpha,
-            gemm.beta
-        );
-        return Ok(false);
+        return failed("FAILED after the timed runs");
     }
     if configs.len() > 1 {
         let all: Vec<String> = configs

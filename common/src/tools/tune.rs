@@ -7,7 +7,7 @@ use crate::harness::launch::Launch;
 use crate::harness::runner::Runner;
 use crate::harness::step::Step;
 use crate::timing::lt::{CublasConfig, CublasLt, compare_with_configs, time_configs, usable_configs};
-use crate::timing::runs::{TimingPlan, compare_prepared};
+use crate::timing::runs::TimingPlan;
 use crate::verify::check::Prepared;
 use crate::verify::reference::Cublas;
 use crate::{Gemm, Precision, Result, Shape, harness::data};
@@ -116,12 +116,8 @@ pub fn run(
                 continue;
             }
             let check = if verified.passed() { "ok" } else { "wrong product, timed (--unchecked)" };
-            // Against the precision's baseline, as the step binary: cuBLASLt's FP8 for FP8.
-            let cmp = if CublasConfig::baseline(p) == CublasConfig::GemmEx {
-                compare_prepared(&mut runner, &cublas, &prepared, TimingPlan::default())?
-            } else {
-                compare_with_configs(&mut runner, &cublas, &mut lt, &prepared, TimingPlan::default(), &[])?.0
-            };
+            // Against the precision's baseline (cuBLASLt's FP8 for FP8), timed as the step binary does.
+            let (cmp, _) = compare_with_configs(&mut runner, &cublas, &mut lt, &prepared, TimingPlan::default(), &[])?;
             let of_fastest =
                 fastest.map_or("-".to_string(), |t| format!("{:.1}%", 100.0 * t.median_ms / cmp.kernel.median_ms));
             println!(

@@ -1,6 +1,6 @@
 //! `--merge`: a run's figures added to the file it finishes.
 
-use super::{PRECISIONS, References, Row, Torch, Watched};
+use super::{PRECISIONS, References, Row, Torch, Watched, parse_precision};
 use common::{Precision, Shape};
 use std::collections::BTreeMap;
 
@@ -114,13 +114,7 @@ pub(super) fn taken(file: &References, other: &References) -> Result<References,
     }
     let timed = keys
         .iter()
-        .map(|(m, n, k, p)| {
-            let precision = Precision::ALL.into_iter().find(|f| f.label() == p);
-            Ok((
-                Shape::new(*m as usize, *n as usize, *k as usize),
-                precision.ok_or(format!("`{p}` is not a precision"))?,
-            ))
-        })
+        .map(|(m, n, k, p)| Ok((Shape::new(*m as usize, *n as usize, *k as usize), parse_precision(p)?)))
         .collect::<Result<Vec<_>, String>>()?;
     let has = |r: &Row| keys.contains(&key(r));
     let new = References {

@@ -129,6 +129,14 @@ pub struct Watched {
     pub clocks: Clocks,
 }
 
+/// A precision by its label (`fp16`, `fp8-block`, ...), for the command line and the files' rows.
+fn parse_precision(s: &str) -> Result<Precision, String> {
+    Precision::ALL.into_iter().find(|p| p.label() == s.trim()).ok_or_else(|| {
+        let all: Vec<&str> = Precision::ALL.iter().map(|p| p.label()).collect();
+        format!("`{s}` is not a precision ({})", all.join(", "))
+    })
+}
+
 fn elem_label(e: Elem) -> &'static str {
     match e {
         Elem::F16 => "fp16",

@@ -8,7 +8,8 @@ use super::energy::{self, Spent};
 use super::merge::{changed, merged, taken, voided};
 use super::render::markdown;
 use super::{
-    PRECISIONS, References, Row, SCHEMA, Torch, Watched, elem_label, load_torch, top_rung, with_c_types, write,
+    PRECISIONS, References, Row, SCHEMA, Torch, Watched, elem_label, load_torch, parse_precision, top_rung,
+    with_c_types, write,
 };
 use crate::results::{define_list, read_json};
 use crate::sweep::{slug, today};
@@ -77,13 +78,6 @@ pub struct Args {
 fn parse_pair(s: &str) -> Result<(Shape, Precision), String> {
     let (shape, precision) = s.split_once(':').ok_or_else(|| format!("`{s}` is not MxNxK:PRECISION"))?;
     Ok((crate::shape(shape)?, parse_precision(precision)?))
-}
-
-fn parse_precision(s: &str) -> Result<Precision, String> {
-    Precision::ALL.into_iter().find(|p| p.label() == s.trim()).ok_or_else(|| {
-        let all: Vec<&str> = Precision::ALL.iter().map(|p| p.label()).collect();
-        format!("`{s}` is not a precision ({})", all.join(", "))
-    })
 }
 
 /// How every contender is timed.
