@@ -17,6 +17,7 @@ use crate::timing::runs::{Method, Timing, TimingPlan, time_in_turn};
 use crate::verify::check::Prepared;
 use crate::verify::reference::Cublas;
 use crate::{Error, Result};
+use std::cell::RefCell;
 
 /// Which door into cuBLAS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,6 +64,11 @@ impl CublasCall {
 /// for each that did not.
 pub type Checked = (Vec<(CublasCall, f64)>, Vec<String>);
 
+/// How many of cuBLASLt's heuristic algorithms the references time by default, and the tuners
+/// with them: the fastest of these and `cublasGemmEx` is the cuBLAS the targets are judged by.
+pub const ALGOS: usize = 4;
+const _: () = assert!(ALGOS <= crate::timing::lt::MAX_ALGOS, "the heuristic is asked for MAX_ALGOS");
+
 /// The configurations of `p`'s precision and C type, `GemmEx` (FP8 aside) and cuBLASLt's first `algos`, each
 /// run once and checked against the CPU rows of `p` (as a kernel is checked there). Returns
 /// those that computed the product, each with its error against float64 on the FP32 inputs,
@@ -91,6 +97,28 @@ pub fn checked_calls(gpu: &Gpu, blas: &Cublas, lt: &mut CublasLt, p: &Prepared, 
         )));
     }
     Ok((ok, wrong))
+}
+
+/// The fastest of `calls` (from [`checked_calls`] on `p`), each on a C of its own, timed one at a
+/// time in turns as the ladder times: its label and its timing; `None` when `calls` is empty.
+pub fn fastest_call(
+    gpu: &Gpu,
+    blas: &Cublas,
+    lt: &mut CublasLt,
+    p: &Prepared,
+    plan: TimingPlan,
+    calls: &[(CublasCall, f64)],
+) -> Result<Option<(String, Timing)>> {
+    let (lt, inputs) = (RefCell::new(lt), CublasInputs::new(gpu, p)?);
+    let mut runs: Vec<Box<dyn FnMut() -> Result<()> + '_>> = Vec::new();
+    for &(call, _) in calls {
+        let (mut c, lt, inputs) = (p.fresh_c(gpu, 0)?, &lt, &inputs);
+        runs.push(Box::new(move || call.run(gpu, blas, &mut lt.borrow_mut(), inputs, &mut c)));
+    }
+    let mut contenders: Vec<&mut dyn FnMut() -> Result<()>> = runs.iter_mut().map(|r| &mut **r as _).collect();
+    let times = time_in_turn(gpu, plan, Method::OneAtATime, &mut contenders)?;
+    let fastest = calls.iter().zip(times).min_by(|(_, a), (_, b)| a.median_ms.total_cmp(&b.median_ms));
+    Ok(fastest.map(|((call, _), t)| (call.door.label(), t)))
 }
 
 /// Times every contender (a closure that queues one run of it) with both methods, each method in

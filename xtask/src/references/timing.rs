@@ -47,7 +47,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = parse_precision)]
     precisions: Vec<Precision>,
     /// cuBLASLt algorithms to time per C type, the heuristic's first ones
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=common::timing::lt::MAX_ALGOS as i64))]
+    #[arg(long, default_value_t = common::timing::fairest::ALGOS as u16, value_parser = clap::value_parser!(u16).range(1..=common::timing::lt::MAX_ALGOS as i64))]
     algos: u16,
     /// The JSON file scripts/torch-matmul.py wrote on this GPU, merged into the results
     #[arg(long, value_name = "FILE")]
