@@ -131,7 +131,7 @@ pub struct Watched {
 
 /// A precision by its label (`fp16`, `fp8-block`, ...), for the command line and the files' rows.
 fn parse_precision(s: &str) -> Result<Precision, String> {
-    Precision::ALL.into_iter().find(|p| p.label() == s.trim()).ok_or_else(|| {
+    Precision::parse(s).ok_or_else(|| {
         let all: Vec<&str> = Precision::ALL.iter().map(|p| p.label()).collect();
         format!("`{s}` is not a precision ({})", all.join(", "))
     })

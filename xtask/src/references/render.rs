@@ -146,7 +146,7 @@ fn judge<'a>(r: &'a References, rows: &[&'a Row], keys: &'a [(u64, u64, u64, Str
             .iter()
             .find(|w| (w.m, w.n, w.k, &w.precision) == (*m, *n, *k, p))
             .and_then(|w| w.clocks.held_back());
-        let Some(family) = Precision::ALL.into_iter().find(|x| x.label() == p) else { continue };
+        let Some(family) = Precision::parse(p) else { continue };
         let at_shape: Vec<&Row> =
             rows.iter().copied().filter(|x| (x.m, x.n, x.k, &x.precision) == (*m, *n, *k, p)).collect();
         for prec in with_c_types(family) {
@@ -251,7 +251,7 @@ pub fn decode(r: &References) -> String {
     let (mut met, mut cells, mut held) = (0, 0, 0);
     for key in &keys {
         let (m, n, k, p) = key;
-        let Some(family) = Precision::ALL.into_iter().find(|x| x.label() == p) else { continue };
+        let Some(family) = Precision::parse(p) else { continue };
         for prec in with_c_types(family) {
             let here: Vec<&Judged> = judged.iter().filter(|j| j.key == key && j.prec == prec).collect();
             let by = |method: &str| here.iter().find(|j| j.method == method);
