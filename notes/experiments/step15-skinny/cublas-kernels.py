@@ -1,20 +1,26 @@
-"""Which kernel cuBLAS runs at each decode shape (torch.matmul, FP16 in and out, A row-major M x K,
-B row-major K x N, as step 15's FP16-C16), for Nsight Compute to name and time. A one-element fill
-kernel separates the shapes. Run on the GPU machine under ncu:
-    ncu --clock-control none --metrics gpu__time_duration.sum,launch__grid_size \
-        --csv python3 cublas-kernels.py
+"""Which kernels cuBLAS runs at each decode shape (torch.matmul, FP16 and BF16 in and out, A row-major M x K, B
+row-major K x N, as step 15's 16-bit-C precisions), for Nsight Compute to name and time. The inputs are made on the
+CPU, so that the profile holds only the products and, before each case, a spin kernel that marks where it starts;
+each case runs twice (the second is the one to read; the first picks the algorithm). The cases' order goes to the
+file named by the first argument. Run on the GPU machine under ncu (the runner: .gpu scripts of the run's archive):
+    ncu --clock-control none --metrics gpu__time_duration.sum,launch__grid_size,launch__registers_per_thread,\
+dram__bytes_read.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed --csv python3 cublas-kernels.py order.txt
+and read the CSV with cublas-kernels-table.py.
 """
+import sys
+
 import torch
 
 shapes = [(m, n, k) for (n, k) in [(11008, 4096), (4096, 11008), (4096, 4096)] for m in [1, 8, 16, 32, 64, 128, 256]]
-marker = torch.empty(1, device="cuda")
-for i, (m, n, k) in enumerate(shapes):
-    a = torch.rand(m, k, device="cuda", dtype=torch.float16) - 0.5
-    b = torch.rand(k, n, device="cuda", dtype=torch.float16) - 0.5
-    torch.matmul(a, b)  # the first call picks the algorithm
-    torch.cuda.synchronize()
-    marker.fill_(i)  # separates the shapes in the profile
-    for _ in range(2):
-        torch.matmul(a, b)
-    torch.cuda.synchronize()
-    print(f"shape {i}: {m}x{n}x{k}")
+torch.manual_seed(1)
+with open(sys.argv[1], "w") as order:
+    for dt in (torch.float16, torch.bfloat16):
+        for (m, n, k) in shapes:
+            a = torch.rand(m, k).to(dt).cuda()
+            b = torch.rand(k, n).to(dt).cuda()
+            torch.cuda.synchronize()
+            order.write(f"{m}x{n}x{k} {str(dt)[6:]}\n")
+            torch.cuda._sleep(1000)
+            for _ in range(2):
+                torch.matmul(a, b)
+            torch.cuda.synchronize()
