@@ -164,7 +164,11 @@ pub fn c_map(call: &mut HostCall<'_>, rows: usize) -> Result<(TensorMap, Option<
 /// C's boxes are 64 rows, or an experiment's `--define C_BOX_ROWS=n` (a kernel whose warps store
 /// their own rows: `notes/experiments/step14-fp8/warp-stores.patch`).
 pub fn launch_through_c(call: &mut HostCall<'_>, a: &TensorMap, b: &TensorMap) -> Result<()> {
-    let rows = call.launch.value("C_BOX_ROWS").map_or(64, |r| r.clamp(1, 256) as usize);
+    let rows = match call.launch.value("C_BOX_ROWS") {
+        None => 64,
+        Some(r @ 1..=256) => r as usize,
+        Some(r) => return Err(crate::Error::BadInput(format!("C_BOX_ROWS={r}: a TMA box has 1 to 256 rows"))),
+    };
     let (c, padded) = c_map(call, rows)?;
     let grid = persistent_grid(call)?;
     launch_sgemm(call, (a, b), Some(&c), grid)?;
