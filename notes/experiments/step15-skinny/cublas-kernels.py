@@ -3,7 +3,7 @@ row-major K x N, as step 15's 16-bit-C precisions), for Nsight Compute to name a
 CPU, so that the profile holds only the products and, before each case, a spin kernel that marks where it starts;
 each case runs twice (the second is the one to read; the first picks the algorithm). The cases' order goes to the
 file named by the first argument. Run on the GPU machine under ncu (as `p51.sh` in the archive of
-notes/runs/h200-2026-11-30-550b07f-decode-kernels does):
+notes/runs/h200-2026-11-30-550b07f-decode-kernels.tar.gz does):
     ncu --clock-control none --metrics gpu__time_duration.sum,launch__grid_size,launch__registers_per_thread,\
 dram__bytes_read.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed --csv python3 cublas-kernels.py order.txt
 and read the CSV with cublas-kernels-table.py.
