@@ -13,6 +13,7 @@ use crate::verify::check::Prepared;
 use crate::verify::reference::Cublas;
 use crate::{Gemm, Precision, Result, Shape, harness::data};
 use std::path::PathBuf;
+use std::rc::Rc;
 
 /// What a tuner can try besides the step's own kernel: the options every `examples/tune.rs`
 /// flattens into its own. An experiment kernel (`notes/experiments/<step>/*.cu`) runs under every
@@ -32,6 +33,34 @@ pub struct Experiment {
     /// Only the candidates whose label contains this text (e.g. --only skew)
     #[arg(long, value_name = "TEXT")]
     pub only: Option<String>,
+    /// Time the step's own kernel beside --kernel's, candidate by candidate, the two in turns in one
+    /// process against the same fastest cuBLAS; --define then applies to the experiment only
+    #[arg(long, requires = "kernel")]
+    pub beside: bool,
+    /// Time every candidate this many times, the candidates (and with --beside the two kernels) in
+    /// turns
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10))]
+    pub rounds: u32,
+}
+
+/// One kernel a tuner times under every candidate: the step's or an experiment's, with the defines
+/// that go with it, and what its rows add to the candidate's label.
+struct Contender {
+    label: String,
+    kernel: Option<KernelSource>,
+    defines: Vec<(&'static str, i64)>,
+}
+
+/// A candidate's launch, shared by the rounds and the contenders that time it.
+type LaunchOf = Rc<dyn Fn(&Shape) -> Launch>;
+
+/// What every row of one precision is timed against: its data, cuBLAS, and the fastest cuBLAS.
+struct Baseline<'a> {
+    gpu: &'a std::sync::Arc<Gpu>,
+    cublas: &'a Cublas,
+    lt: &'a mut CublasLt,
+    prepared: &'a Prepared,
+    fastest: Option<crate::timing::runs::Timing>,
 }
 
 /// One launch geometry to try, and how the table names it.
@@ -61,17 +90,29 @@ pub fn run(
     let base = &variants.first().ok_or_else(|| crate::Error::BadInput("no step to tune".into()))?.kernel;
     let kernel = experiment.kernel.as_deref().map(|k| KernelSource::from_file_over(k, base)).transpose()?;
     let extra = crate::tools::cli::static_defines(experiment.define.iter().cloned());
+    // With --beside, the step's own kernel first (without the experiment's defines), then the experiment.
+    let mut contenders = Vec::new();
+    if experiment.beside {
+        contenders.push(Contender { label: String::new(), kernel: None, defines: Vec::new() });
+    }
+    let label = match (&kernel, experiment.beside) {
+        (Some(k), true) => format!(", {}", k.name.rsplit('/').next().unwrap_or(&k.name)),
+        _ => String::new(),
+    };
+    contenders.push(Contender { label, kernel: kernel.clone(), defines: extra.clone() });
     let gpu = Gpu::shared()?;
     let cublas = Cublas::new(&gpu)?;
     let mut lt = CublasLt::new(&gpu)?;
     let name = variants.first().map_or("", |s| s.name);
     println!("{name} tiles on {} at {shape}", gpu.describe());
     if let Some(k) = &kernel {
-        println!("kernel: {} (instead of the step's)", k.name);
+        let how = if experiment.beside { "beside the step's, in turns" } else { "instead of the step's" };
+        println!("kernel: {} ({how})", k.name);
     }
     if !extra.is_empty() {
         let d: Vec<String> = extra.iter().map(|(n, v)| format!("{n}={v}")).collect();
-        println!("defines in every candidate: {}", d.join(", "));
+        let whose = if experiment.beside { "the experiment's candidates" } else { "every candidate" };
+        println!("defines in {whose}: {}", d.join(", "));
     }
     if experiment.unchecked {
         println!("--unchecked: a candidate whose product is wrong is timed too");
@@ -98,45 +139,68 @@ pub fn run(
             None
         };
         let wanted = |c: &Candidate| experiment.only.as_deref().is_none_or(|text| c.label.contains(text));
-        for c in candidates(p).into_iter().filter(wanted) {
-            let (of_candidate, extra) = (c.launch, extra.clone());
-            let with_extra = move |s: &Shape| crate::harness::launch::with_defines(of_candidate(s), &extra);
-            let launch = with_extra(&shape);
-            let row = format!("| {p} | {} |", c.label);
-            let mut runner = Runner::new(&gpu, step, kernel.clone())?.with_launch(with_extra);
-            let resources = match runner.load(&launch) {
-                Ok(l) => l.resources,
-                Err(e) => {
-                    println!("{row} - | - | - | - | - | {} |", e.to_string().lines().next().unwrap_or(""));
-                    continue;
+        let chosen: Vec<(String, LaunchOf)> =
+            candidates(p).into_iter().filter(wanted).map(|c| (c.label, Rc::from(c.launch))).collect();
+        let mut baseline = Baseline { gpu: &gpu, cublas: &cublas, lt: &mut lt, prepared: &prepared, fastest };
+        for _ in 0..experiment.rounds.max(1) {
+            for (label, launch) in &chosen {
+                for who in &contenders {
+                    let row = format!("| {p} | {label}{} |", who.label);
+                    time_candidate(&mut baseline, step, who, launch.clone(), &row, experiment)?;
                 }
-            };
-            let verified = match prepared.check(&mut runner) {
-                Ok(v) => v,
-                Err(e) => {
-                    println!("{row} {} | {} | - | - | - | {e} |", resources.registers, launch.dynamic_smem_bytes);
-                    return Err(e);
-                }
-            };
-            if !verified.passed() && !experiment.unchecked {
-                println!("{row} {} | {} | - | - | - | FAILED |", resources.registers, launch.dynamic_smem_bytes);
-                continue;
             }
-            let check = if verified.passed() { "ok" } else { "wrong product, timed (--unchecked)" };
-            // Against the precision's baseline (cuBLASLt's FP8 for FP8), timed as the step binary does.
-            let (cmp, _) = compare_with_configs(&mut runner, &cublas, &mut lt, &prepared, TimingPlan::default(), &[])?;
-            let of_fastest =
-                fastest.map_or("-".to_string(), |t| format!("{:.1}%", 100.0 * t.median_ms / cmp.kernel.median_ms));
-            println!(
-                "{row} {} | {} | {:.0} | {:.1}% | {of_fastest} | {check} ({} B spilled) |",
-                resources.registers,
-                launch.dynamic_smem_bytes,
-                cmp.kernel.gflops(&gemm),
-                100.0 * cmp.ratio(),
-                resources.spills()
-            );
         }
     }
+    Ok(())
+}
+
+/// One row of the table: `who`'s kernel under one candidate's launch, verified, then timed against
+/// the precision's cuBLAS baseline and the fastest cuBLAS. A kernel that does not compile gets its
+/// row and no time; one that does not verify, too, unless the experiment times wrong products.
+fn time_candidate(
+    b: &mut Baseline<'_>,
+    step: &Step,
+    who: &Contender,
+    launch: LaunchOf,
+    row: &str,
+    experiment: &Experiment,
+) -> Result<()> {
+    let (prepared, fastest) = (b.prepared, b.fastest);
+    let (shape, gemm) = (prepared.gemm.shape, prepared.gemm);
+    let defines = who.defines.clone();
+    let with_extra = move |s: &Shape| crate::harness::launch::with_defines(launch(s), &defines);
+    let launch = with_extra(&shape);
+    let mut runner = Runner::new(b.gpu, step, who.kernel.clone())?.with_launch(with_extra);
+    let resources = match runner.load(&launch) {
+        Ok(l) => l.resources,
+        Err(e) => {
+            println!("{row} - | - | - | - | - | {} |", e.to_string().lines().next().unwrap_or(""));
+            return Ok(());
+        }
+    };
+    let verified = match prepared.check(&mut runner) {
+        Ok(v) => v,
+        Err(e) => {
+            println!("{row} {} | {} | - | - | - | {e} |", resources.registers, launch.dynamic_smem_bytes);
+            return Err(e);
+        }
+    };
+    if !verified.passed() && !experiment.unchecked {
+        println!("{row} {} | {} | - | - | - | FAILED |", resources.registers, launch.dynamic_smem_bytes);
+        return Ok(());
+    }
+    let check = if verified.passed() { "ok" } else { "wrong product, timed (--unchecked)" };
+    // Against the precision's baseline (cuBLASLt's FP8 for FP8), timed as the step binary does.
+    let (cmp, _) = compare_with_configs(&mut runner, b.cublas, b.lt, prepared, TimingPlan::default(), &[])?;
+    let of_fastest = fastest.map_or("-".to_string(), |t| format!("{:.1}%", 100.0 * t.median_ms / cmp.kernel.median_ms));
+    println!(
+        "{row} {} | {} | {:.0} | {:.1}% | {of_fastest} | {check} ({} B spilled) |",
+        resources.registers,
+        launch.dynamic_smem_bytes,
+        cmp.kernel.gflops(&gemm),
+        100.0 * cmp.ratio(),
+        resources.spills()
+    );
     Ok(())
 }
 
@@ -180,5 +244,16 @@ mod tests {
         assert_eq!(cli.experiment.define, vec![("STAGES".to_string(), 3)]);
         let cli = Cli::try_parse_from(["tune", "--only", "skew"]).unwrap();
         assert_eq!(cli.experiment.only.as_deref(), Some("skew"));
+    }
+
+    #[test]
+    fn the_step_is_timed_beside_an_experiment_only_when_there_is_one() {
+        assert!(Cli::try_parse_from(["tune", "--beside"]).is_err());
+        let cli = Cli::try_parse_from(["tune", "--kernel", "x.patch", "--beside", "--rounds", "3"]).unwrap();
+        assert!(cli.experiment.beside);
+        assert_eq!(cli.experiment.rounds, 3);
+        assert_eq!(Cli::try_parse_from(["tune"]).unwrap().experiment.rounds, 1);
+        assert!(Cli::try_parse_from(["tune", "--rounds", "0"]).is_err());
+        assert!(Cli::try_parse_from(["tune", "--rounds", "11"]).is_err());
     }
 }
