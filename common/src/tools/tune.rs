@@ -142,43 +142,55 @@ pub fn run(
         let chosen: Vec<(String, LaunchOf)> =
             candidates(p).into_iter().filter(wanted).map(|c| (c.label, Rc::from(c.launch))).collect();
         let mut baseline = Baseline { gpu: &gpu, cublas: &cublas, lt: &mut lt, prepared: &prepared, fastest };
+        // Every candidate under every contender compiled and verified once; the rounds only time them.
+        let mut rows = Vec::new();
+        for (label, launch) in &chosen {
+            for who in &contenders {
+                let row = format!("| {p} | {label}{} |", who.label);
+                rows.extend(ready(&baseline, step, who, launch.clone(), row, experiment)?);
+            }
+        }
         for _ in 0..experiment.rounds.max(1) {
-            for (label, launch) in &chosen {
-                for who in &contenders {
-                    let row = format!("| {p} | {label}{} |", who.label);
-                    time_candidate(&mut baseline, step, who, launch.clone(), &row, experiment)?;
-                }
+            for r in &mut rows {
+                r.time(&mut baseline)?;
             }
         }
     }
     Ok(())
 }
 
-/// One row of the table: `who`'s kernel under one candidate's launch, verified, then timed against
-/// the precision's cuBLAS baseline and the fastest cuBLAS. A kernel that does not compile gets its
-/// row and no time; one that does not verify, too, unless the experiment times wrong products.
-fn time_candidate(
-    b: &mut Baseline<'_>,
+/// A row of the table whose kernel compiled and verified (or is timed unchecked), ready to time.
+struct Ready {
+    row: String,
+    runner: Runner,
+    /// Registers, dynamic shared memory, bytes spilled.
+    resources: (u32, u32, u32),
+    check: &'static str,
+}
+
+/// `who`'s kernel under one candidate's launch, loaded and verified: a row to time, or `None` after
+/// printing the row of a kernel that does not compile, or does not verify and is not to be timed
+/// unchecked.
+fn ready(
+    b: &Baseline<'_>,
     step: &Step,
     who: &Contender,
     launch: LaunchOf,
-    row: &str,
+    row: String,
     experiment: &Experiment,
-) -> Result<()> {
-    let (prepared, fastest) = (b.prepared, b.fastest);
-    let (shape, gemm) = (prepared.gemm.shape, prepared.gemm);
+) -> Result<Option<Ready>> {
     let defines = who.defines.clone();
     let with_extra = move |s: &Shape| crate::harness::launch::with_defines(launch(s), &defines);
-    let launch = with_extra(&shape);
+    let launch = with_extra(&b.prepared.gemm.shape);
     let mut runner = Runner::new(b.gpu, step, who.kernel.clone())?.with_launch(with_extra);
     let resources = match runner.load(&launch) {
         Ok(l) => l.resources,
         Err(e) => {
             println!("{row} - | - | - | - | - | {} |", e.to_string().lines().next().unwrap_or(""));
-            return Ok(());
+            return Ok(None);
         }
     };
-    let verified = match prepared.check(&mut runner) {
+    let verified = match b.prepared.check(&mut runner) {
         Ok(v) => v,
         Err(e) => {
             println!("{row} {} | {} | - | - | - | {e} |", resources.registers, launch.dynamic_smem_bytes);
@@ -187,21 +199,31 @@ fn time_candidate(
     };
     if !verified.passed() && !experiment.unchecked {
         println!("{row} {} | {} | - | - | - | FAILED |", resources.registers, launch.dynamic_smem_bytes);
-        return Ok(());
+        return Ok(None);
     }
     let check = if verified.passed() { "ok" } else { "wrong product, timed (--unchecked)" };
-    // Against the precision's baseline (cuBLASLt's FP8 for FP8), timed as the step binary does.
-    let (cmp, _) = compare_with_configs(&mut runner, b.cublas, b.lt, prepared, TimingPlan::default(), &[])?;
-    let of_fastest = fastest.map_or("-".to_string(), |t| format!("{:.1}%", 100.0 * t.median_ms / cmp.kernel.median_ms));
-    println!(
-        "{row} {} | {} | {:.0} | {:.1}% | {of_fastest} | {check} ({} B spilled) |",
-        resources.registers,
-        launch.dynamic_smem_bytes,
-        cmp.kernel.gflops(&gemm),
-        100.0 * cmp.ratio(),
-        resources.spills()
-    );
-    Ok(())
+    let resources = (resources.registers, launch.dynamic_smem_bytes, resources.spills());
+    Ok(Some(Ready { row, runner, resources, check }))
+}
+
+impl Ready {
+    /// Times the row against the precision's baseline (cuBLASLt's FP8 for FP8), as the step binary
+    /// does, and against the fastest cuBLAS, and prints it.
+    fn time(&mut self, b: &mut Baseline<'_>) -> Result<()> {
+        let (prepared, gemm) = (b.prepared, b.prepared.gemm);
+        let (cmp, _) = compare_with_configs(&mut self.runner, b.cublas, b.lt, prepared, TimingPlan::default(), &[])?;
+        let of_fastest =
+            b.fastest.map_or("-".to_string(), |t| format!("{:.1}%", 100.0 * t.median_ms / cmp.kernel.median_ms));
+        let (regs, smem, spilled) = self.resources;
+        println!(
+            "{} {regs} | {smem} | {:.0} | {:.1}% | {of_fastest} | {} ({spilled} B spilled) |",
+            self.row,
+            cmp.kernel.gflops(&gemm),
+            100.0 * cmp.ratio(),
+            self.check
+        );
+        Ok(())
+    }
 }
 
 /// What every tuner takes: a shape, optionally one precision, and an experiment.
