@@ -66,8 +66,8 @@ fn candidates(p: Precision) -> Vec<Candidate> {
 /// The candidate with at most `blocks` blocks, in a one-dimensional grid (`PERSIST`).
 fn persistent(c: Candidate, blocks: u32) -> Candidate {
     let Candidate { label, launch } = c;
-    Candidate::new(label, move |s| {
-        let mut l = launch(s);
+    Candidate::following(label, move |s, d| {
+        let mut l = launch(s, d);
         l.grid = (l.grid.0.saturating_mul(l.grid.1).min(blocks), 1, 1);
         l
     })

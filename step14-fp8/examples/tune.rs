@@ -9,12 +9,14 @@ use common::harness::hopper_host::HopperTiles;
 use common::tools::tune::Candidate;
 use step14_fp8::{VARIANTS, launch_with, tiles};
 
-/// The step's tiles first, then the order of the tiles (GROUP) and the cluster, one at a time.
+/// The step's tiles first, then the order of the tiles (GROUP) and the cluster, one at a time. An
+/// experiment's `--define` of a tile size moves its launch with it (e.g. `--define BM=192 --define
+/// STAGES=3` for a kernel with three consumers).
 fn candidates(p: common::Precision) -> Vec<Candidate> {
     let base = tiles(p);
     [base, HopperTiles { group: 16, ..base }, HopperTiles { cluster: 1, ..base }]
         .into_iter()
-        .map(|t| Candidate::new(t.to_string(), move |s| launch_with(s, p, t)))
+        .map(|t| Candidate::following(t.to_string(), move |s, d| launch_with(s, p, t.with_defines(d))))
         .collect()
 }
 

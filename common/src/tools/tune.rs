@@ -48,11 +48,16 @@ pub struct Experiment {
 struct Contender {
     label: String,
     kernel: Option<KernelSource>,
-    defines: Vec<(&'static str, i64)>,
+    defines: Vec<Define>,
 }
 
+/// A compile-time define of a contender: its name and value.
+pub type Define = (&'static str, i64);
+
+/// A candidate's launch for a contender's defines.
+pub type LaunchFn = dyn Fn(&Shape, &[Define]) -> Launch;
 /// A candidate's launch, shared by the rounds and the contenders that time it.
-type LaunchOf = Rc<dyn Fn(&Shape) -> Launch>;
+type LaunchOf = Rc<LaunchFn>;
 
 /// What every row of one precision is timed against: its data, cuBLAS, and the fastest cuBLAS.
 struct Baseline<'a> {
@@ -66,11 +71,18 @@ struct Baseline<'a> {
 /// One launch geometry to try, and how the table names it.
 pub struct Candidate {
     pub label: String,
-    pub launch: Box<dyn Fn(&Shape) -> Launch>,
+    pub launch: Box<LaunchFn>,
 }
 
 impl Candidate {
     pub fn new(label: impl Into<String>, launch: impl Fn(&Shape) -> Launch + 'static) -> Candidate {
+        Candidate { label: label.into(), launch: Box::new(move |s, _| launch(s)) }
+    }
+
+    /// A candidate whose launch follows the contender's defines: an experiment's `--define BM=192`
+    /// changes the threads and the shared memory as well as the compiled tile (the step's own kernel,
+    /// beside it, keeps the candidate's geometry).
+    pub fn following(label: impl Into<String>, launch: impl Fn(&Shape, &[Define]) -> Launch + 'static) -> Candidate {
         Candidate { label: label.into(), launch: Box::new(launch) }
     }
 }
@@ -95,10 +107,15 @@ pub fn run(
     if experiment.beside {
         contenders.push(Contender { label: String::new(), kernel: None, defines: Vec::new() });
     }
-    let label = match (&kernel, experiment.beside) {
+    // A row names what differs from its candidate's label: the experiment beside the step, and the
+    // defines (a tile size among them changes the launch itself).
+    let mut label = match (&kernel, experiment.beside) {
         (Some(k), true) => format!(", {}", k.name.rsplit('/').next().unwrap_or(&k.name)),
         _ => String::new(),
     };
+    for (name, value) in &extra {
+        label.push_str(&format!(", {name}={value}"));
+    }
     contenders.push(Contender { label, kernel: kernel.clone(), defines: extra.clone() });
     let gpu = Gpu::shared()?;
     let cublas = Cublas::new(&gpu)?;
@@ -180,7 +197,7 @@ fn ready(
     experiment: &Experiment,
 ) -> Result<Option<Ready>> {
     let defines = who.defines.clone();
-    let with_extra = move |s: &Shape| crate::harness::launch::with_defines(launch(s), &defines);
+    let with_extra = move |s: &Shape| crate::harness::launch::with_defines(launch(s, &defines), &defines);
     let launch = with_extra(&b.prepared.gemm.shape);
     let mut runner = Runner::new(b.gpu, step, who.kernel.clone())?.with_launch(with_extra);
     let resources = match runner.load(&launch) {
