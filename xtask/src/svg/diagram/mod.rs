@@ -72,6 +72,8 @@ enum Drawn {
     Split,
     /// FP8's narrow sums promoted into FP32 every K-tile, two consumers taking turns.
     Promotion,
+    /// Where a consumer promotes: two sets of registers with the consumers free, or one in turns.
+    Turns,
     /// Where the SMs start reading B at a decode shape: even shares of all K-tiles, or slices.
     Slices,
     /// A and B swapped for a small M: C^T = B^T A^T, and the tile it fills.
@@ -109,6 +111,7 @@ const DIAGRAMS: &[(&str, Drawn, &str)] = &[
     ("step12-epilogue", Drawn::Staging, "staging"),
     ("step13-3xtf32", Drawn::Split, "split"),
     ("step14-fp8", Drawn::Promotion, "promotion"),
+    ("step14-fp8", Drawn::Turns, "turns"),
     ("step15-skinny", Drawn::Schedule, "schedule"),
     ("step15-skinny", Drawn::Swap, "swap"),
     ("step15-skinny", Drawn::Slices, "slices"),
@@ -160,11 +163,14 @@ fn draw(step: &'static common::Step, what: Drawn, book: &Results) -> Result<Docu
             let x3 = steps::variants(step.name).into_iter().find(|s| s.precision == common::Precision::Tf32x3);
             split::split_diagram(x3.ok_or_else(none)?)?
         }
-        Drawn::Promotion => {
+        Drawn::Promotion | Drawn::Turns => {
             let name = &book.sweep.gpu.name;
             let fp16 = crate::book::hardware::tensor_fp16_per_sm_clock(name)
                 .ok_or_else(|| format!("no datasheet for {name} (xtask/src/book/hardware.rs)"))?;
-            promotion::promotion(&g, 2 * fp16 as usize)?
+            match what {
+                Drawn::Turns => promotion::turns(&g, 2 * fp16 as usize)?,
+                _ => promotion::promotion(&g, 2 * fp16 as usize)?,
+            }
         }
         Drawn::Slices => slices::slices_diagram(book)?,
         Drawn::Swap => swap::swap(&g)?,
