@@ -23,7 +23,9 @@ pub struct Experiment {
     /// Build every candidate from this .cu file (or an experiment's .patch) instead of the step's kernel
     #[arg(long, value_name = "FILE.cu")]
     pub kernel: Option<PathBuf>,
-    /// Add or replace a compile-time define in every candidate (repeatable), e.g. --define STAGES=3
+    /// Add or replace a compile-time define in every candidate (repeatable), e.g. --define STAGES=3;
+    /// where a tuner's candidates follow the defines (step 14's), BM, BN, STAGES, CLUSTER and GROUP
+    /// size the launch too
     #[arg(long, value_name = "NAME=VALUE", value_parser = crate::tools::cli::parse_define)]
     pub define: Vec<(String, i64)>,
     /// Time candidates even when their product is wrong, for bound experiments that leave work
@@ -56,6 +58,7 @@ pub type Define = (&'static str, i64);
 
 /// A candidate's launch for a contender's defines.
 pub type LaunchFn = dyn Fn(&Shape, &[Define]) -> Launch;
+
 /// A candidate's launch, shared by the rounds and the contenders that time it.
 type LaunchOf = Rc<LaunchFn>;
 

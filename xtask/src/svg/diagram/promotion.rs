@@ -120,8 +120,8 @@ pub(super) fn turns(g: &Geometry, per_clock: usize) -> Result<Document, String> 
     let unit = (w - left - label_w - 10.0) / (tiles * wgmma_cycles + promote_cycles) as f64;
     let x = |c: usize| left + label_w + unit * c as f64;
     let row_h = 40.0;
-    // One panel: rows for the two consumers and the pipe; `own` marks the promotions that run
-    // with their consumer's next products in flight (the two sets).
+    // One panel: rows for the two consumers and the pipe; with `two_sets` a dashed line marks
+    // each promotion that runs with its consumer's next products in flight.
     let panel = |mut doc: Document, top: f64, title: &str, two_sets: bool| {
         doc = doc.add(text(left, top - 34.0, title).set("font-weight", "bold"));
         for (r, name) in ["consumer 1", "consumer 2", "tensor pipe"].iter().enumerate() {
