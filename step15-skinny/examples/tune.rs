@@ -10,7 +10,8 @@ use step15_skinny::{Plan, SkinnyTiles, VARIANTS, WIDTHS, deepest_ring, launch_pl
 
 /// The rule's plan first (at the shape the tuner is given), then each narrow tile with the deepest
 /// ring that fits the SM's shared memory, then the rule's plan with shallower rings, then the
-/// rule's plan and the deepest 16-wide ring without split-K.
+/// rule's plan and the deepest 16-wide ring without split-K, then step 12's orientation, then the
+/// rule's plan with other skews.
 fn candidates(p: common::Precision) -> Vec<Candidate> {
     let deepest_of = |bm, bn| Plan::Swapped { bm, bn, stages: deepest_ring(bm, bn) };
     let deepest = |bn| deepest_of(128, bn);
@@ -43,6 +44,13 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
     all.push(Candidate::new("the rule's plan, no split-K", move |s| launch_plan(s, p, alone, plan(s))));
     let deep = deepest(16);
     all.push(Candidate::new(format!("{deep:?}, no split-K"), move |s| launch_plan(s, p, alone, deep)));
+    // Step 12's orientation (not swapped, the persistent grid) with step 12's tiles, or with the
+    // tiles an experiment's `--define` gives (e.g. BN=96 with B_BOX_COLS=32, 64-byte boxes of B).
+    let base = tiles(p).step12;
+    all.push(Candidate::following("step 12's orientation", move |s, d| {
+        let t = SkinnyTiles { step12: base.with_defines(d), swap: false, spread: false };
+        launch_plan(s, p, t, Plan::Step12)
+    }));
     // The rule's plan with its cuts between slices moved by other skews (`skew` in lib.rs).
     for skew in [0, 2, 4, 6, 8, 10, 12, 16] {
         all.push(Candidate::new(format!("the rule's plan, skew {skew}"), move |s| {

@@ -29,21 +29,24 @@ fn tma_type(e: Elem) -> sys::CUtensorMapDataType {
 
 /// A tensor map of a row-major tensor at device address `addr`: `dims` innermost first (in
 /// elements), `pitches` the byte distance between consecutive indices of every dimension but the
-/// innermost, `boxes` the tile one copy moves. The tile lands in shared memory with 128-byte
-/// swizzling (its innermost extent must be 128 bytes); elements outside the tensor read as zero.
+/// innermost, `boxes` the tile one copy moves. The tile lands in shared memory swizzled across
+/// its innermost extent, which must be 128 bytes (the rungs' tiles), or 64 or 32 (a narrower
+/// swizzle, for tiles whose width is no multiple of 128 bytes); elements outside the tensor read
+/// as zero.
 pub fn tensor_map(elem: Elem, addr: u64, dims: &[usize], pitches: &[usize], boxes: &[usize]) -> Result<TensorMap> {
-    encode(tma_type(elem), addr, dims, pitches, boxes)
+    encode(tma_type(elem), elem.bytes(), addr, dims, pitches, boxes)
 }
 
 /// [`tensor_map`] of an FP32 tensor whose loads the TMA rounds to TF32 on their way into shared
 /// memory: to nearest, ties to even, as cuBLAS's TF32 does (its type is TFLOAT32). The TF32
 /// kernel then needs no rounding instruction (book chapter 13).
 pub fn tf32_map(addr: u64, dims: &[usize], pitches: &[usize], boxes: &[usize]) -> Result<TensorMap> {
-    encode(sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, addr, dims, pitches, boxes)
+    encode(sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, 4, addr, dims, pitches, boxes)
 }
 
 fn encode(
     ty: sys::CUtensorMapDataType,
+    elem_bytes: usize,
     addr: u64,
     dims: &[usize],
     pitches: &[usize],
@@ -58,6 +61,16 @@ fn encode(
             "the TMA needs 16-byte aligned rows; got address {addr:#x}, pitches {pitches:?} bytes"
         )));
     }
+    use sys::CUtensorMapSwizzle as Swizzle;
+    let swizzle = match boxes.first().map(|b| b * elem_bytes) {
+        Some(128) => Swizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+        Some(64) => Swizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+        Some(32) => Swizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+        other => {
+            let bytes = other.unwrap_or(0);
+            return Err(Error::BadInput(format!("a swizzled TMA box is 128, 64 or 32 bytes wide, not {bytes}")));
+        }
+    };
     // A dimension of 0 (K = 0) is not describable; no copy is issued then anyway.
     let dims: Vec<u64> = dims.iter().map(|&d| d.max(1) as u64).collect();
     let pitches: Vec<u64> = pitches.iter().map(|&p| p as u64).collect();
@@ -77,7 +90,7 @@ fn encode(
             boxes.as_ptr(),
             ones.as_ptr(),
             sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            swizzle,
             sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
             sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
         )
@@ -202,4 +215,17 @@ pub fn launch(
         .result()
         .map_err(|e| Error::Cuda(format!("cluster launch of {grid:?} blocks in clusters of {cluster:?}: {e}")))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A box the TMA cannot swizzle across (neither 128, 64 nor 32 bytes wide) is refused with a
+    /// line that says so, before the driver is asked.
+    #[test]
+    fn a_box_of_another_width_is_refused() {
+        let e = tensor_map(Elem::F16, 0x10000, &[96, 64], &[256], &[24, 64]).unwrap_err().to_string();
+        assert!(e.contains("128, 64 or 32 bytes wide, not 48"), "{e}");
+    }
 }
