@@ -6,12 +6,15 @@ use crate::{Error, Result};
 
 /// How to launch a kernel for one shape: grid, block, dynamic shared memory and the
 /// compile-time defines (tile sizes, fast-path switches) the kernel is built with.
+/// A compile-time define: its name and value.
+pub type Define = (&'static str, i64);
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Launch {
     pub grid: (u32, u32, u32),
     pub block: (u32, u32, u32),
     pub dynamic_smem_bytes: u32,
-    pub defines: Vec<(&'static str, i64)>,
+    pub defines: Vec<Define>,
 }
 
 impl Launch {
@@ -78,7 +81,7 @@ pub const fn ceil_div(a: usize, b: usize) -> usize {
 }
 
 /// `launch` with each define in `extra` replaced or added.
-pub fn with_defines(mut launch: Launch, extra: &[(&'static str, i64)]) -> Launch {
+pub fn with_defines(mut launch: Launch, extra: &[Define]) -> Launch {
     for &(name, value) in extra {
         match launch.defines.iter_mut().find(|(n, _)| *n == name) {
             Some(d) => d.1 = value,

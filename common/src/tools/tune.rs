@@ -3,7 +3,7 @@
 
 use crate::harness::compile::KernelSource;
 use crate::harness::device::Gpu;
-use crate::harness::launch::Launch;
+use crate::harness::launch::{Define, Launch};
 use crate::harness::runner::Runner;
 use crate::harness::step::Step;
 use crate::timing::fairest::{ALGOS, checked_calls, fastest_call};
@@ -52,9 +52,6 @@ struct Contender {
     kernel: Option<KernelSource>,
     defines: Vec<Define>,
 }
-
-/// A compile-time define of a contender: its name and value.
-pub type Define = (&'static str, i64);
 
 /// A candidate's launch for a contender's defines.
 pub type LaunchFn = dyn Fn(&Shape, &[Define]) -> Launch;
@@ -112,12 +109,13 @@ pub fn run(
     }
     // A row names what differs from its candidate's label: the experiment beside the step, and the
     // defines (a tile size among them changes the launch itself).
+    let named: Vec<String> = extra.iter().map(|(n, v)| format!("{n}={v}")).collect();
     let mut label = match (&kernel, experiment.beside) {
         (Some(k), true) => format!(", {}", k.name.rsplit('/').next().unwrap_or(&k.name)),
         _ => String::new(),
     };
-    for (name, value) in &extra {
-        label.push_str(&format!(", {name}={value}"));
+    for d in &named {
+        label.push_str(&format!(", {d}"));
     }
     contenders.push(Contender { label, kernel: kernel.clone(), defines: extra.clone() });
     let gpu = Gpu::shared()?;
@@ -129,10 +127,9 @@ pub fn run(
         let how = if experiment.beside { "beside the step's, in turns" } else { "instead of the step's" };
         println!("kernel: {} ({how})", k.name);
     }
-    if !extra.is_empty() {
-        let d: Vec<String> = extra.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    if !named.is_empty() {
         let whose = if experiment.beside { "the experiment's candidates" } else { "every candidate" };
-        println!("defines in {whose}: {}", d.join(", "));
+        println!("defines in {whose}: {}", named.join(", "));
     }
     if experiment.unchecked {
         println!("--unchecked: a candidate whose product is wrong is timed too");
