@@ -41,6 +41,7 @@ common::precision_steps! {
     idea: "FP8 inputs (B K-major) with scales, the tensor cores' narrow sums promoted into FP32 every 128 of K",
     hopper: step12_epilogue::run,
     headers: &[step10_warp_specialized::WARPGROUPS, step11_cluster_persistent::SCHEDULE, step12_epilogue::EPILOGUE],
+    follows_defines: true,
     precisions: { FP8 = Fp8, FP8_C32 = Fp8C32, FP8_BLOCK = Fp8Block, FP8_BLOCK_C32 = Fp8BlockC32 },
 }
 
@@ -51,5 +52,18 @@ mod tests {
     fn the_ring_is_the_kernels() {
         let ring = format!("constexpr int SLOTS = {}, SLOT_BYTES = {},", super::SCALE_SLOTS, super::SCALE_SLOT_BYTES);
         assert!(include_str!("kernel.cu").contains(&ring), "kernel.cu has no `{ring}`");
+    }
+
+    /// An experiment's tile defines size the step's launch (grid, threads, shared memory) as they
+    /// size its kernel, so that the step binary and the tests can run a wider tile.
+    #[test]
+    fn the_launch_follows_tile_defines() {
+        let s = common::Shape::new(4096, 4096, 4096);
+        let follow = super::FP8_BLOCK.follow.expect("step 14 follows its tile defines");
+        let wide = follow(&s, &[("BN", 192), ("STAGES", 4)]);
+        assert_eq!((wide.value("BN"), wide.value("STAGES"), wide.value("BM")), (Some(192), Some(4), Some(128)));
+        let staging_and_rings = 2 * 2 * super::CHUNK_BYTES + 2 * super::SCALE_RING_BYTES;
+        assert_eq!(wide.dynamic_smem_bytes as usize, 4 * 128 * (128 + 192) + staging_and_rings + 1024);
+        assert_eq!(follow(&s, &[]), (super::FP8_BLOCK.launch)(&s), "no defines: the step's own launch");
     }
 }

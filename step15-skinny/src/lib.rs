@@ -117,6 +117,8 @@ pub struct SkinnyTiles {
     pub spread: bool,
 }
 
+impl common::harness::step::Tiles for SkinnyTiles {}
+
 /// Step 12's tiles, both ideas on.
 pub const fn tiles(p: Precision) -> SkinnyTiles {
     SkinnyTiles { step12: step12_epilogue::tiles(p), swap: true, spread: true }

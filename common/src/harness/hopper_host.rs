@@ -103,6 +103,12 @@ impl HopperTiles {
     }
 }
 
+impl crate::harness::step::Tiles for HopperTiles {
+    fn following(self, defines: &[(&str, i64)]) -> Self {
+        self.with_defines(defines)
+    }
+}
+
 /// A row-major matrix of `rows` rows of `cols` elements at `ptr` as the TMA can address it: the
 /// matrix itself when its rows are 16-byte aligned, else a copy with padded rows (workspace
 /// buffer `name`, copied in when `copy_in`). Returns the address and the row pitch in bytes.

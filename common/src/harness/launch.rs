@@ -75,6 +75,8 @@ pub struct WarpTiles {
     pub min_blocks: usize,
 }
 
+impl crate::harness::step::Tiles for WarpTiles {}
+
 /// ceil(a / b), the number of tiles of size `b` that cover `a`.
 pub const fn ceil_div(a: usize, b: usize) -> usize {
     a.div_ceil(b)

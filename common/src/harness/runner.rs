@@ -61,13 +61,20 @@ impl Runner {
     }
 
     /// The same runner with compile-time defines added to or replacing those of the step's launch
-    /// (an experiment's `--define`); none leaves it as it is.
+    /// (an experiment's `--define`); none leaves it as it is. Where the step's launch follows tile
+    /// defines ([`Step::follow`]), they size the launch too.
     pub fn with_defines(self, defines: &[(&'static str, i64)]) -> Self {
         if defines.is_empty() {
             return self;
         }
-        let (launch, extra) = (self.step.launch, defines.to_vec());
-        self.with_launch(move |s| crate::harness::launch::with_defines(launch(s), &extra))
+        let (launch, follow, extra) = (self.step.launch, self.step.follow, defines.to_vec());
+        self.with_launch(move |s| {
+            let base = match follow {
+                Some(follow) => follow(s, &extra),
+                None => launch(s),
+            };
+            crate::harness::launch::with_defines(base, &extra)
+        })
     }
 
     /// The launch for `shape`, checked against CUDA's limits and the index range.

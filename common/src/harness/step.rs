@@ -6,7 +6,7 @@
 
 use crate::harness::compile::KernelSource;
 use crate::harness::host::HostFn;
-use crate::harness::launch::Launch;
+use crate::harness::launch::{Define, Launch};
 use crate::harness::precision::Precision;
 use crate::harness::problem::Shape;
 
@@ -38,6 +38,10 @@ pub struct Step {
     pub host: Option<HostFn>,
     /// The rung with one of its ideas left out at a time, where it adds more than one.
     pub partials: &'static [Partial],
+    /// Where the launch follows an experiment's tile defines (`BM`, `BN`, `STAGES`, `CLUSTER`,
+    /// `GROUP`): the launch for a shape with those defines, so that `--define BN=192` sizes the
+    /// grid and shared memory as it sizes the kernel. `None`: the defines reach the kernel alone.
+    pub follow: Option<fn(&Shape, &[Define]) -> Launch>,
 }
 
 /// A rung with one of its ideas left out, so that a rung that adds two ideas measures each alone
@@ -80,7 +84,8 @@ macro_rules! __last {
 /// - `min_cc`: a GPU older than this is refused;
 /// - `hopper: HOST`: Hopper alone (sm_90a, compute capability 9.0), launched by its host code;
 /// - `headers`: headers of step crates its kernel includes ([`crate::harness::compile::Header`]);
-/// - `partials`: the rung with one idea left out at a time ([`Partial`]).
+/// - `partials`: the rung with one idea left out at a time ([`Partial`]);
+/// - `follow`: the launch that follows an experiment's tile defines ([`Step::follow`]).
 #[macro_export]
 macro_rules! step {
     (
@@ -91,6 +96,7 @@ macro_rules! step {
         $(, hopper: $host:expr)?
         $(, headers: $headers:expr)?
         $(, partials: $partials:expr)?
+        $(, follow: $follow:expr)?
         $(,)?
     ) => {
         $crate::Step {
@@ -106,8 +112,18 @@ macro_rules! step {
             arch: $crate::__last!(None $(, { let _ = $host; Some("sm_90a") })?),
             host: $crate::__last!(None $(, Some($host))?),
             partials: $crate::__last!(&[] $(, $partials)?),
+            follow: $crate::__last!(None $(, Some($follow))?),
         }
     };
+}
+
+/// A step's tiles, which an experiment's tile defines (`--define BN=192`) may resize where the
+/// step says its launch follows them (`follows_defines: true` in [`precision_steps!`]).
+pub trait Tiles: Sized {
+    /// These tiles with the defines applied; by default the defines do not touch them.
+    fn following(self, _defines: &[Define]) -> Self {
+        self
+    }
 }
 
 /// One `Step` per precision for a step crate that has `fn launch_with(&Shape, Precision, TILES) ->
@@ -119,6 +135,14 @@ macro_rules! step {
 #[macro_export]
 macro_rules! precision_steps {
     // The launch of precision `$p`, with its tiles edited by `$edit` where one is given.
+    // The launch of precision `$p` with its tiles following an experiment's defines.
+    (@follow $p:ident) => {{
+        fn follow(s: &$crate::Shape, d: &[$crate::harness::launch::Define]) -> $crate::Launch {
+            let tiles = $crate::harness::step::Tiles::following(tiles($crate::Precision::$p), d);
+            launch_with(s, $crate::Precision::$p, tiles)
+        }
+        follow
+    }};
     (@launch $p:ident $(, $edit:expr)?) => {{
         fn launch(s: &$crate::Shape) -> $crate::Launch {
             let tiles = tiles($crate::Precision::$p);
@@ -133,37 +157,45 @@ macro_rules! precision_steps {
         $(hopper: $host:expr,)?
         $(headers: $headers:expr,)?
         $(partials: { $($part:literal: $what:literal => $edit:expr),* $(,)? },)?
+        $(follows_defines: $follows:literal,)?
         precisions: { $first:ident = $fp:ident $(, $name:ident = $p:ident)* $(,)? } $(,)?
     ) => {
-        /// This step in `precision`, launched by `launch`.
+        /// This step in `precision`, launched by `launch` (or `follow`, with tile defines).
         const fn variant(
             precision: $crate::Precision,
             launch: fn(&$crate::Shape) -> $crate::Launch,
+            follow: Option<fn(&$crate::Shape, &[$crate::harness::launch::Define]) -> $crate::Launch>,
             partials: &'static [$crate::harness::step::Partial],
         ) -> $crate::Step {
-            $crate::step! {
+            let mut step = $crate::step! {
                 idea: $idea,
                 launch: launch,
                 precision: precision
                 $(, min_cc: $cc)? $(, hopper: $host)? $(, headers: $headers)?,
                 partials: partials,
-            }
+            };
+            step.follow = follow;
+            step
         }
+        /// Whether the launches follow an experiment's tile defines (`follows_defines: true`).
+        const FOLLOWS: bool = $crate::__last!(false $(, $follows)?);
         /// The partial rungs of the first precision.
         const PARTIALS: &[$crate::harness::step::Partial] = &[$($(
             $crate::harness::step::Partial {
                 name: $part,
                 what: $what,
-                step: variant($crate::Precision::$fp, $crate::precision_steps!(@launch $fp, $edit), &[]),
+                step: variant($crate::Precision::$fp, $crate::precision_steps!(@launch $fp, $edit), None, &[]),
             }
         ),*)?];
         #[doc = concat!("This step in ", stringify!($fp), ", the binary's default.")]
         pub const $first: $crate::Step =
-            variant($crate::Precision::$fp, $crate::precision_steps!(@launch $fp), PARTIALS);
+            variant($crate::Precision::$fp, $crate::precision_steps!(@launch $fp),
+                if FOLLOWS { Some($crate::precision_steps!(@follow $fp)) } else { None }, PARTIALS);
         $(
             #[doc = concat!("This step in ", stringify!($p), ".")]
             pub const $name: $crate::Step =
-                variant($crate::Precision::$p, $crate::precision_steps!(@launch $p), &[]);
+                variant($crate::Precision::$p, $crate::precision_steps!(@launch $p),
+                    if FOLLOWS { Some($crate::precision_steps!(@follow $p)) } else { None }, &[]);
         )*
         /// The precisions of this step, the binary's default first.
         pub const VARIANTS: [$crate::Step; [stringify!($first) $(, stringify!($name))*].len()] = [$first $(, $name)*];

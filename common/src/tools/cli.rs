@@ -71,7 +71,7 @@ struct Args {
     /// The precision to compute in, for steps with several (default: the first)
     #[arg(long)]
     precision: Option<String>,
-    /// Add or replace a compile-time define of the kernel (repeatable), e.g. --define STAGES=4
+    /// Add or replace a compile-time define of the kernel (repeatable), e.g. --define STAGES=4; where the step's launch follows tile defines (step 14's), BM, BN, STAGES, CLUSTER and GROUP size the launch too
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_define)]
     define: Vec<(String, i64)>,
     /// Only compile the kernel with NVRTC and show its log, no GPU needed: the variant the shape picks, for ARCH (default: sm_80 and sm_90, or the step's own)
@@ -463,6 +463,7 @@ mod tests {
             arch: None,
             host: None,
             partials: &[],
+            follow: None,
         }
     }
 
