@@ -54,6 +54,14 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
     }
 }
 // ANCHOR_END: barriers
+// mbar_try_wait's question asked with test_wait, which answers at once where try_wait may wait a
+// while in hardware first (step 14 looks at its next buffer early and waits only if it was empty).
+__device__ __forceinline__ bool mbar_test_wait(unsigned bar, unsigned parity) {
+    unsigned done;
+    asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 " selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    return done;
+}
 
 // ---------------------------------------------------------------- clusters
 // ANCHOR: cluster
@@ -77,6 +85,16 @@ __device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned rank)
         "{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
         " mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
         "r"(rank)
+        : "memory");
+}
+// The same, made only by the threads with `pred`: one predicated instruction, where a branch
+// around mbar_arrive_cluster costs a few (step 14's lanes 0 and 1 arrive in blocks 0 and 1).
+__device__ __forceinline__ void mbar_arrive_cluster_if(unsigned bar, unsigned rank, bool pred) {
+    asm volatile(
+        "{\n .reg .pred p;\n .reg .b32 remote;\n setp.ne.u32 p, %2, 0;\n"
+        " mapa.shared::cluster.u32 remote, %0, %1;\n"
+        " @p mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+        "r"(rank), "r"((unsigned)pred)
         : "memory");
 }
 // ANCHOR_END: cluster
@@ -147,6 +165,11 @@ __device__ __forceinline__ void fence_async_shared() {
 __device__ __forceinline__ void named_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
+// The same barrier for threads that reach it from different instructions (not `.aligned`): step
+// 14's two consumer warpgroups, taking turns, meet at it from two places in their loop.
+__device__ __forceinline__ void named_sync_apart(int id, int threads) {
+    asm volatile("barrier.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
 // ANCHOR_END: tma_store
 
 // ---------------------------------------------------------------- wgmma
@@ -191,6 +214,14 @@ __device__ __forceinline__ void setmaxnreg_inc() {
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63" \
+    "}"
+#define WG_D96 "{" \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+    "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95" \
     "}"
 #define WG_D128 "{" \
     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
@@ -262,11 +293,16 @@ __device__ __forceinline__ void wgmma_tf32(float (&d)[NREG], const unsigned (&a)
 template <int W, int NREG>
 __device__ __forceinline__ void wgmma_fp8(float (&d)[NREG], unsigned long long a, unsigned long long b,
                                           int accumulate = 1) {
-    static_assert((W == 128 || W == 256) && NREG >= W / 2, "a 64 x 128 or 64 x 256 FP8 wgmma");
+    static_assert((W == 128 || W == 192 || W == 256) && NREG >= W / 2, "a 64 x 128, 192 or 256 FP8 wgmma");
     if constexpr (W == 256)
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 " WG_D128 ", %128, %129, p, 1, 1;\n}\n"
                      : WG_ACC64(0), WG_ACC64(64)
+                     : "l"(a), "l"(b), "r"(accumulate));
+    else if constexpr (W == 192)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3 " WG_D96 ", %96, %97, p, 1, 1;\n}\n"
+                     : WG_ACC64(0), WG_ACC8(64), WG_ACC8(72), WG_ACC8(80), WG_ACC8(88)
                      : "l"(a), "l"(b), "r"(accumulate));
     else
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"

@@ -65,36 +65,39 @@ __device__ __forceinline__ void write_chunk(unsigned buf, int q, const float (&d
 // barrier for both (the fence waits for the writes before it, so paying it per pair halves that
 // wait). The consumer's 128 threads meet at named barrier `id`; thread 0 talks to the TMA. With
 // READ_C the TMA first loads the pair's old C into the buffers (`loaded`; `chunks` counts the
-// consumer's chunks so far, for the barriers' parity). beta picks one of two copies of the loop
+// consumer's chunks so far, for the barriers' parity). An odd count of chunks (step 14's 192
+// columns of BF16: three) ends with one alone, its twin buffer's barrier turning on an arrival of
+// no bytes, so that the parity holds for both. beta picks one of two copies of the loop
 // (READ_C), so that a C that is not read costs no instructions (a test inside the loop would be
 // issued, predicated off, for every element).
 template <class P, bool READ_C, int W, int NREG>
 __device__ __forceinline__ void store_chunks_as(const TensorMap* tmC, unsigned stage, unsigned long long* loaded,
                                                 int id, int& chunks, int row, int col, const float (&d)[NREG],
                                                 float alpha, float beta) {
-    constexpr int CHUNK_COLS = 128 / (int)sizeof(typename P::out_t);
-    static_assert(W / CHUNK_COLS % 2 == 0, "chunks come in pairs");
+    constexpr int CHUNK_COLS = 128 / (int)sizeof(typename P::out_t), NC = W / CHUNK_COLS;
+    static_assert(W % CHUNK_COLS == 0, "whole chunks");
     const int tid = threadIdx.x % 128;
 #pragma unroll
-    for (int q = 0; q < W / CHUNK_COLS; q += 2, chunks += 2) {
+    for (int q = 0; q < NC; q += 2, chunks += 2) {
+        const int n = q + 1 < NC ? 2 : 1;  // chunks in this round
         // Both stores of the last pair must be done reading their buffers.
         if (tid == 0) tma_store_wait<0>();
         named_sync(id, 128);
         if constexpr (READ_C) {
             if (tid == 0)
                 for (int b = 0; b < 2; ++b) {
-                    mbar_expect_bytes(smem_addr(&loaded[b]), CHUNK_BYTES);
-                    tma_load(stage + b * CHUNK_BYTES, tmC, smem_addr(&loaded[b]), col + (q + b) * CHUNK_COLS, row);
+                    mbar_expect_bytes(smem_addr(&loaded[b]), b < n ? CHUNK_BYTES : 0);
+                    if (b < n) tma_load(stage + b * CHUNK_BYTES, tmC, smem_addr(&loaded[b]), col + (q + b) * CHUNK_COLS, row);
                 }
             for (int b = 0; b < 2; ++b) mbar_wait(smem_addr(&loaded[b]), chunks / 2 % 2);
         }
         write_chunk<P, READ_C>(stage, q, d, alpha, beta);
-        write_chunk<P, READ_C>(stage + CHUNK_BYTES, q + 1, d, alpha, beta);
+        if (n == 2) write_chunk<P, READ_C>(stage + CHUNK_BYTES, q + 1, d, alpha, beta);
         // Every thread's writes, ordered before the TMA reads them; then one thread stores.
         fence_async_shared();
         named_sync(id, 128);
         if (tid == 0) {
-            for (int b = 0; b < 2; ++b) tma_store(tmC, stage + b * CHUNK_BYTES, col + (q + b) * CHUNK_COLS, row);
+            for (int b = 0; b < n; ++b) tma_store(tmC, stage + b * CHUNK_BYTES, col + (q + b) * CHUNK_COLS, row);
             tma_store_commit();
         }
     }

@@ -5,10 +5,13 @@
 //   operand, so B's tiles come in as A's do, rows of N with K along the 128-byte swizzled row.
 // - The tensor cores add FP8 products in a format narrower than FP32 (about 14 bits). Each
 //   consumer lets them sum one K-tile (128 of K, four wgmma) into fresh registers, and then
-//   promotes: d += t * scale, in FP32, while the tensor cores sum the next K-tile into a second
-//   set. The scales enter there: one per row of A and 128 of K times one per 128 x 128 block of B
-//   (FP8_BLOCK), which each consumer copies into a ring of its own in shared memory, eight K-tiles
-//   at a time; or 1, the tensors' two scales going into alpha.
+//   promotes: d += t * scale, in FP32. The scales enter there: one per row of A and 128 of K
+//   times one per 128 x 128 block of B (FP8_BLOCK), which each consumer copies into a ring of its
+//   own in shared memory, eight K-tiles at a time; or 1, the tensors' two scales going into alpha.
+// - Per tensor, a consumer promotes while the tensor cores sum its next K-tile into a second set
+//   of registers. With block scales the promotion is an FMA by a scale, slow while the consumer's
+//   own products run: the two consumers take turns instead, each promoting under the other's
+//   products with one set, and the registers of the second set make the tile 192 columns wide.
 //
 // Everything else is step 12's: the warp-specialized block, the persistent schedule in clusters,
 // C through shared memory and the TMA (BF16, or FP32 for the _C32 precisions). The signature is
@@ -51,25 +54,29 @@ struct Prec<FP8_BLOCK_C32> : Prec<FP8_C32> {
 
 // ANCHOR: config
 static_assert(P::mma_k == 32, "step 14 multiplies FP8");
-static_assert(BK == 128 && BN % 128 == 0, "a K-tile is one block of scales; a tile spans whole blocks of B's");
-static_assert(BN % (64 * CLUSTER) == 0, "the blocks of a cluster load equal shares of B's boxes");
+static_assert(BK == 128 && (BN % 128 == 0 || BN == 192), "a K-tile is one block of scales; a tile spans whole blocks of B's, or 192 columns");
+// The blocks of B's scales a tile spans: a 192-wide tile spans two, split at its column 128 (tiles
+// at even multiples of 192) or 64 (odd). (A macro: a constant at namespace scope would be a global.)
+#define NBLK (BN % 128 ? BN / 128 + 1 : BN / 128)
 constexpr unsigned short MULTICAST = CLUSTER > 1 ? (1 << CLUSTER) - 1 : 0;
 typedef Schedule<BM, BN, CLUSTER, GROUP, false> Jobs;
 // The block scales of one K-tile that a thread needs: A's of its two rows, B's of the tile's blocks.
 struct Scales {
-    float a[2], b[BN / 128];
+    float a[2], b[NBLK];
 };
 // ANCHOR_END: config
 
 // ANCHOR: promote
 // d += t * scale, the K-tile's sums promoted into FP32. A thread holds rows r and r + 8 of its
 // warp's 16 (t[i] is on row r + 8 when i % 4 >= 2) and, for every 64 of its accumulators, 128
-// columns: one block of B's scales. s.a: the scales of rows r and r + 8; s.b: of the tile's blocks.
-template <int NREG>
+// columns: one block of B's scales, from OFF columns into the tile's first block (0, or 64 for
+// a 192-wide tile that starts halfway into one). s.a: the scales of rows r and r + 8; s.b: of
+// the tile's blocks.
+template <int NREG, int OFF = 0>
 __device__ __forceinline__ void promote(float (&d)[NREG], const float (&t)[NREG], const Scales& s) {
 #pragma unroll
     for (int i = 0; i < NREG; ++i) {
-        if constexpr (P::block) d[i] = fmaf(t[i], s.a[i % 4 / 2] * s.b[i / 64], d[i]);
+        if constexpr (P::block) d[i] = fmaf(t[i], s.a[i % 4 / 2] * s.b[(i + OFF / 2) / 64], d[i]);
         else d[i] += t[i];
     }
 }
@@ -109,16 +116,23 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
             int it = 0;
             Work w;
             for (int n = 0; jobs.wave(cluster, n, M, N, rank, w); ++n) {
-                const int boxes = w.width / 64 / CLUSTER;
+                const int boxes = w.width / 64 / (BN % (64 * CLUSTER) ? 1 : CLUSTER);
                 for (int t = w.k0, k = w.k_first() * BK; t < w.k1; ++t, ++it, k += w.k_step() * BK) {
                     const int s = it % STAGES;
                     if (it >= STAGES) mbar_wait(smem_addr(&empty[s]), (it / STAGES + 1) % 2);
                     const unsigned bar = smem_addr(&full[s]);
                     mbar_expect_bytes(bar, A_BYTES + w.width * ROW);
                     tma_load(a_tile(s), &tmA, bar, k, w.at.x);
-                    // B is K-major: a box is 64 rows of N, each one 128-byte row of K.
-                    for (int j = rank * boxes; j < (int)(rank + 1) * boxes; ++j)
-                        tma_load(b_tile(s) + j * BOX_BYTES, &tmB, bar, k, w.at.y + 64 * j, MULTICAST);
+                    // B is K-major: a box is 64 rows of N, each one 128-byte row of K. Each block
+                    // of the cluster loads an equal run of boxes, or (a 192-wide tile's three) the
+                    // boxes in turn.
+                    if constexpr (BN % (64 * CLUSTER) == 0) {
+                        for (int j = rank * boxes; j < (int)(rank + 1) * boxes; ++j)
+                            tma_load(b_tile(s) + j * BOX_BYTES, &tmB, bar, k, w.at.y + 64 * j, MULTICAST);
+                    } else {
+                        for (int j = rank; j < boxes; j += CLUSTER)
+                            tma_load(b_tile(s) + j * BOX_BYTES, &tmB, bar, k, w.at.y + 64 * j, MULTICAST);
+                    }
                 }
             }
             if (CLUSTER > 1)
@@ -128,11 +142,13 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
         setmaxnreg_inc<232>();
         const int consumer = __shfl_sync(0xffffffff, wg - 1, 0);
         const unsigned stage = smem + STAGES * STAGE_BYTES + consumer * 2 * CHUNK_BYTES;
+        // A buffer freed in both blocks of the cluster (with block scales by lanes 0 and 1 at once).
         auto release = [&](int s) {
-            if (tid == 0)
+            if (P::block) mbar_arrive_cluster_if(smem_addr(&empty[s]), tid % CLUSTER, tid < CLUSTER);
+            else if (tid == 0)
                 for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(smem_addr(&empty[s]), r);
         };
-        float d[BN / 2], t0[BN / 2], t1[BN / 2];
+        float d[BN / 2], t0[BN / 2], t1[BN / 2];  // t1: per tensor only
         // Both operands K-major: A's and B's descriptors alike, a k-step 32 bytes further along the row.
         const unsigned long long a0 = descriptor(a_tile(0) + consumer * 64 * ROW, 16, 1024),
                                  b0 = descriptor(b_tile(0), 16, 1024);
@@ -148,22 +164,27 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
         for (int n = 0; jobs.wave(cluster, n, M, N, rank, w); ++n) {
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
-            // A K-tile: wait for its buffer, start its products into t.
-            auto start = [&](float(&t)[BN / 2]) {
+            // A K-tile: wait for its buffer (unless the consumer found it `ready`), start its
+            // products into t; with block scales in turns at barrier 3 (see "turns" below).
+            auto start = [&](float(&t)[BN / 2], bool ready = false) {
                 const unsigned s = it % STAGES;
-                mbar_wait(smem_addr(&full[s]), (it / STAGES) % 2);
+                if (P::block && consumer == 0) named_sync_apart(3, 256);
+                if (!ready) mbar_wait(smem_addr(&full[s]), (it / STAGES) % 2);
                 const unsigned long long a = a0 + s * (STAGE_BYTES / 16), b = b0 + s * (STAGE_BYTES / 16);
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < BK / P::mma_k; ++kk) wgmma_fp8<BN>(t, a + kk * 32 / 16, b + kk * 32 / 16, kk > 0);
                 wgmma_commit();
+                if (P::block && consumer == 1) named_sync_apart(3, 256);
                 ++it;
             };
             // The K-tile started `ago` K-tiles back (in u, with its scales su), its products done:
-            // free its buffer and promote it, while the tensor cores work on the next.
+            // free its buffer and promote it. A 192-wide tile at an odd multiple of 192 starts
+            // halfway into a block of B's scales (OFF: its column 64 is the next block's first).
             auto finish = [&](const float(&u)[BN / 2], const Scales& su, unsigned ago) {
                 release((it - ago) % STAGES);
-                promote(d, u, su);
+                if (BN % 128 && w.at.y % 128) promote<BN / 2, 64>(d, u, su);
+                else promote(d, u, su);
             };
             // ANCHOR: ring
             // The block scales reach a consumer through a ring in shared memory that its own 128
@@ -173,11 +194,11 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
             // the consumer's 64 rows (256 bytes), then B's of the tile's blocks; the ring lies after
             // the staging of C (lib.rs leaves it room). Chunk c (the piece's K-tiles 8c to 8c + 7)
             // goes to the slots from 8c % 16: thread tid copies K-tile tid / 16's four rows of A's
-            // from 4 (tid % 16), and the first BN / 128 x 8 threads one of B's each. Rows past M4
+            // from 4 (tid % 16), and the first NBLK x 8 threads one of B's each. Rows past M4
             // and K-tiles past the piece are zeros, whose sums are not stored. (Constants local:
             // at namespace scope they would be globals, which shift every FP8 kernel's code.)
             constexpr int SLOTS = 16, SLOT_BYTES = 512, CHUNK = SLOTS / 2;
-            static_assert(64 * 4 + BN / 128 * 4 <= SLOT_BYTES, "a slot holds a K-tile's scales");
+            static_assert(64 * 4 + NBLK * 4 <= SLOT_BYTES, "a slot holds a K-tile's scales");
             static_assert(CHUNK * 64 / 4 == 128, "a chunk of A's scales is one 16-byte copy a thread");
             const int count = w.k1 - w.k0, step = w.k_step();
             const unsigned ring = smem + STAGES * STAGE_BYTES + CONSUMERS * 2 * CHUNK_BYTES + consumer * SLOTS * SLOT_BYTES;
@@ -188,7 +209,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                     const unsigned kb = w.k_first() + min(j, count - 1) * step;
                     copy16(ring + (unsigned)j % SLOTS * SLOT_BYTES + tid % 16 * 16,
                            scale_a + (kb * M4 + min(quad, M4 - 4)), j < count && quad < M4);
-                    if (tid < BN / 128 * CHUNK) {
+                    if (tid < NBLK * CHUNK) {
                         const int jb = c * CHUNK + tid % CHUNK, q = tid / CHUNK;
                         const unsigned kbb = w.k_first() + min(jb, count - 1) * step;
                         copy4(ring + (unsigned)jb % SLOTS * SLOT_BYTES + 256 + q * 4,
@@ -198,17 +219,15 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 cp_async_commit();  // a group a chunk, empty or not: the waits count groups
             };
             // A K-tile's scales, from its slot (`slot` bytes into the ring): a thread's rows r and
-            // r + 8 of A's, B's of the tile's blocks. Six shared loads a pair of K-tiles.
+            // r + 8 of A's, B's of the tile's blocks. Four shared loads a K-tile.
             const unsigned rows = ring + (tid / 32 * 16 + tid % 32 / 4) * 4;
             auto fetch = [&](Scales& st, unsigned slot) {
                 if constexpr (P::block) {
                     st.a[0] = ld_shared(rows + slot), st.a[1] = ld_shared(rows + slot + 32);
 #pragma unroll
-                    for (int q = 0; q < BN / 128; ++q) st.b[q] = ld_shared(ring + slot + 256 + q * 4);
+                    for (int q = 0; q < NBLK; ++q) st.b[q] = ld_shared(ring + slot + 256 + q * 4);
                 }
             };
-            // The slot of K-tile j - 1, for j odd (j's is the next: a pair does not wrap the ring).
-            auto slot_before = [](int j) { return (unsigned)(j - 1) % SLOTS * SLOT_BYTES; };
             // Before K-tile j = 8c's scales are read, if it starts chunk c > 0: this thread's
             // copies of chunk c have arrived, and at the barrier every thread's have, and every
             // thread has read chunk c - 1, whose slots chunk c + 1 then takes. (The test at the
@@ -222,40 +241,62 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 }
             };
             // ANCHOR_END: ring
-            // The K-tiles in pairs, t0 and t1 taking turns: one is always running. The first two
-            // chunks of scales are copied before the first K-tile, the first waited for after it.
             // (All in one branch, K = 0 outside it: on a path where t0 might not have started,
             // ptxas would wait for every wgmma before reading t0 or t1.)
             if (count > 0) {
-                Scales s0, s1;  // the scales of the pair's K-tiles
+                Scales s0;  // a K-tile's block scales
                 if constexpr (P::block) {
+                    // ANCHOR: turns
+                    // Block scales: one set of fresh sums, the two consumers in turns. A K-tile's
+                    // products run in t0 while the consumer tests whether the next buffer is full
+                    // and reads the K-tile's scales; then it waits for them, promotes, and starts
+                    // the next K-tile, after the other consumer started its own (`start` meets at
+                    // barrier 3: consumer 0 before its products, consumer 1 after). So each
+                    // promotes while the other's products run, not its own, which make the FMAs
+                    // slow (notes/step14.md, "The consumers in turns"), and the registers that a
+                    // second set would take make the tile 192 wide. The first two chunks of
+                    // scales are copied before the first K-tile, the first waited for after it.
                     named_sync(1 + consumer, 128);  // every thread has read the last piece's
                     copy_chunk(0), copy_chunk(1);
-                }
-                start(t0);
-                if constexpr (P::block) cp_async_wait<1>(), named_sync(1 + consumer, 128);
-                int i = 1;
-                for (; i + 1 < count; i += 2) {
-                    start(t1);
-                    if (chunk_starts(i - 1)) next_chunk(i - 1);
-                    fetch(s0, slot_before(i)), fetch(s1, slot_before(i) + SLOT_BYTES);
-                    wgmma_wait<1>();
-                    finish(t0, s0, 2);
                     start(t0);
-                    wgmma_wait<1>();
-                    finish(t1, s1, 2);
-                }
-                if (chunk_starts(i - 1)) next_chunk(i - 1);
-                fetch(s0, slot_before(i)), fetch(s1, slot_before(i) + SLOT_BYTES);
-                if (i < count) {
-                    start(t1);
-                    wgmma_wait<1>();
-                    finish(t0, s0, 2);
-                    wgmma_wait<0>();
-                    finish(t1, s1, 1);
-                } else {
+                    cp_async_wait<1>(), named_sync(1 + consumer, 128);
+                    int j = 0;
+                    for (; j + 1 < count; ++j) {
+                        const bool ready = mbar_test_wait(smem_addr(&full[it % STAGES]), (it / STAGES) % 2);
+                        if (chunk_starts(j)) next_chunk(j);
+                        fetch(s0, (unsigned)j % SLOTS * SLOT_BYTES);
+                        wgmma_wait<0>();
+                        finish(t0, s0, 1);
+                        start(t0, ready);
+                    }
+                    if (chunk_starts(j)) next_chunk(j);
+                    fetch(s0, (unsigned)j % SLOTS * SLOT_BYTES);
                     wgmma_wait<0>();
                     finish(t0, s0, 1);
+                    // ANCHOR_END: turns
+                } else {
+                    // Per tensor: the K-tiles in pairs, t0 and t1 taking turns, one always running
+                    // while the other is promoted.
+                    start(t0);
+                    int i = 1;
+                    for (; i + 1 < count; i += 2) {
+                        start(t1);
+                        wgmma_wait<1>();
+                        finish(t0, s0, 2);
+                        start(t0);
+                        wgmma_wait<1>();
+                        finish(t1, s0, 2);
+                    }
+                    if (i < count) {
+                        start(t1);
+                        wgmma_wait<1>();
+                        finish(t0, s0, 2);
+                        wgmma_wait<0>();
+                        finish(t1, s0, 1);
+                    } else {
+                        wgmma_wait<0>();
+                        finish(t0, s0, 1);
+                    }
                 }
             }
             const int slot = (cluster * CLUSTER + rank) * CONSUMERS + consumer, id = 1 + consumer;

@@ -7,12 +7,16 @@ use common::harness::hopper_host::{CHUNK_BYTES, HopperTiles};
 use common::{Launch, Precision, Shape};
 
 // ANCHOR: tiles
-/// 128 x 128 tiles: a consumer holds its 64 x 128 FP32 sums and two K-tiles' 64 x 128 beside
-/// them (192 registers a thread); six buffers of 32 KiB and the staging of C fill the SM. With
-/// block scales five, and the consumers' rings of scales in the sixth's room.
+/// Per tensor, 128 x 128 tiles: a consumer holds its 64 x 128 FP32 sums and two K-tiles' 64 x
+/// 128 beside them (192 registers a thread); six buffers of 32 KiB and the staging of C fill the
+/// SM. With block scales the consumers take turns with one K-tile's sums each, which leaves room
+/// for tiles 192 wide (64 x 192 twice: 192 registers): four buffers of 40 KiB, the staging and the
+/// consumers' rings of scales.
 pub const fn tiles(p: Precision) -> HopperTiles {
-    let stages = if block(p) { 5 } else { 6 };
-    HopperTiles { bm: 128, bn: 128, stages, cluster: 2, group: 8 }
+    match block(p) {
+        true => HopperTiles { bm: 128, bn: 192, stages: 4, cluster: 2, group: 8 },
+        false => HopperTiles { bm: 128, bn: 128, stages: 6, cluster: 2, group: 8 },
+    }
 }
 
 /// A consumer's ring of block scales, as kernel.cu lays it out: its slots (one a K-tile) and their
@@ -60,10 +64,11 @@ mod tests {
     fn the_launch_follows_tile_defines() {
         let s = common::Shape::new(4096, 4096, 4096);
         let follow = super::FP8_BLOCK.follow.expect("step 14 follows its tile defines");
-        let wide = follow(&s, &[("BN", 192), ("STAGES", 4)]);
-        assert_eq!((wide.value("BN"), wide.value("STAGES"), wide.value("BM")), (Some(192), Some(4), Some(128)));
+        let narrow = follow(&s, &[("BN", 128), ("STAGES", 5)]);
+        assert_eq!((narrow.value("BN"), narrow.value("STAGES"), narrow.value("BM")), (Some(128), Some(5), Some(128)));
         let staging_and_rings = 2 * 2 * super::CHUNK_BYTES + 2 * super::SCALE_RING_BYTES;
-        assert_eq!(wide.dynamic_smem_bytes as usize, 4 * 128 * (128 + 192) + staging_and_rings + 1024);
+        assert_eq!(narrow.dynamic_smem_bytes as usize, 5 * 128 * (128 + 128) + staging_and_rings + 1024);
+        assert_eq!(narrow.grid, ((4096 / 128) * (4096 / 128) / 2 * 2, 1, 1), "one cluster a job of two tiles");
         assert_eq!(follow(&s, &[]), (super::FP8_BLOCK.launch)(&s), "no defines: the step's own launch");
     }
 }

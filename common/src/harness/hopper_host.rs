@@ -188,7 +188,7 @@ pub fn c_map(call: &mut HostCall<'_>, rows: usize) -> Result<(TensorMap, Option<
 /// The launch of steps 12 and 13, whose kernels reach C through its tensor map: C's map, a
 /// persistent cluster launch with A's and B's maps, and C copied back when its rows needed padding.
 /// C's boxes are 64 rows, or an experiment's `--define C_BOX_ROWS=n` (a kernel whose warps store
-/// their own rows: `notes/experiments/step14-fp8/warp-stores.patch`).
+/// their own rows: `notes/experiments/step14-fp8/before-wide/warp-stores.patch`).
 pub fn launch_through_c(call: &mut HostCall<'_>, a: &TensorMap, b: &TensorMap) -> Result<()> {
     let rows = match call.launch.value("C_BOX_ROWS") {
         None => 64,
