@@ -8,10 +8,11 @@
 //   promotes: d += t * scale, in FP32. The scales enter there: one per row of A and 128 of K
 //   times one per 128 x 128 block of B (FP8_BLOCK), which each consumer copies into a ring of its
 //   own in shared memory, eight K-tiles at a time; or 1, the tensors' two scales going into alpha.
-// - Per tensor, a consumer promotes while the tensor cores sum its next K-tile into a second set
-//   of registers. With block scales the promotion is an FMA by a scale, slow while the consumer's
-//   own products run: the two consumers take turns instead, each promoting under the other's
-//   products with one set, and the registers of the second set make the tile 192 columns wide.
+// - A consumer promotes while the tensor cores sum its next K-tile into a second set of
+//   registers. With block scales at large shapes the promotion, an FMA by a scale, is slow while
+//   the consumer's own products run: there the two consumers take turns instead, each promoting
+//   under the other's products with one set, and the registers of the second set make the tile
+//   192 columns wide (TURNS).
 //
 // Everything else is step 12's: the warp-specialized block, the persistent schedule in clusters,
 // C through shared memory and the TMA (BF16, or FP32 for the _C32 precisions). The signature is
@@ -58,6 +59,9 @@ static_assert(BK == 128 && (BN % 128 == 0 || BN == 192), "a K-tile is one block 
 // The blocks of B's scales a tile spans: a 192-wide tile spans two, split at its column 128 (tiles
 // at even multiples of 192) or 64 (odd). (A macro: a constant at namespace scope would be a global.)
 #define NBLK (BN % 128 ? BN / 128 + 1 : BN / 128)
+// The consumers take turns with one set of fresh sums where the tile is 192 wide (block scales at
+// large shapes, lib.rs); elsewhere each keeps two sets and promotes one while the other runs.
+#define TURNS (P::block && BN % 128 != 0)
 constexpr unsigned short MULTICAST = CLUSTER > 1 ? (1 << CLUSTER) - 1 : 0;
 typedef Schedule<BM, BN, CLUSTER, GROUP, false> Jobs;
 // The block scales of one K-tile that a thread needs: A's of its two rows, B's of the tile's blocks.
@@ -142,13 +146,13 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
         setmaxnreg_inc<232>();
         const int consumer = __shfl_sync(0xffffffff, wg - 1, 0);
         const unsigned stage = smem + STAGES * STAGE_BYTES + consumer * 2 * CHUNK_BYTES;
-        // A buffer freed in both blocks of the cluster (with block scales by lanes 0 and 1 at once).
+        // A buffer freed in both blocks of the cluster (in turns by lanes 0 and 1 at once).
         auto release = [&](int s) {
-            if (P::block) mbar_arrive_cluster_if(smem_addr(&empty[s]), tid % CLUSTER, tid < CLUSTER);
+            if (TURNS) mbar_arrive_cluster_if(smem_addr(&empty[s]), tid % CLUSTER, tid < CLUSTER);
             else if (tid == 0)
                 for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(smem_addr(&empty[s]), r);
         };
-        float d[BN / 2], t0[BN / 2], t1[BN / 2];  // t1: per tensor only
+        float d[BN / 2], t0[BN / 2], t1[BN / 2];  // t1: not in turns
         // Both operands K-major: A's and B's descriptors alike, a k-step 32 bytes further along the row.
         const unsigned long long a0 = descriptor(a_tile(0) + consumer * 64 * ROW, 16, 1024),
                                  b0 = descriptor(b_tile(0), 16, 1024);
@@ -168,14 +172,14 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
             // products into t; with block scales in turns at barrier 3 (see "turns" below).
             auto start = [&](float(&t)[BN / 2], bool ready = false) {
                 const unsigned s = it % STAGES;
-                if (P::block && consumer == 0) named_sync_apart(3, 256);
+                if (TURNS && consumer == 0) named_sync_apart(3, 256);
                 if (!ready) mbar_wait(smem_addr(&full[s]), (it / STAGES) % 2);
                 const unsigned long long a = a0 + s * (STAGE_BYTES / 16), b = b0 + s * (STAGE_BYTES / 16);
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < BK / P::mma_k; ++kk) wgmma_fp8<BN>(t, a + kk * 32 / 16, b + kk * 32 / 16, kk > 0);
                 wgmma_commit();
-                if (P::block && consumer == 1) named_sync_apart(3, 256);
+                if (TURNS && consumer == 1) named_sync_apart(3, 256);
                 ++it;
             };
             // The K-tile started `ago` K-tiles back (in u, with its scales su), its products done:
@@ -219,7 +223,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 cp_async_commit();  // a group a chunk, empty or not: the waits count groups
             };
             // A K-tile's scales, from its slot (`slot` bytes into the ring): a thread's rows r and
-            // r + 8 of A's, B's of the tile's blocks. Four shared loads a K-tile.
+            // r + 8 of A's, B's of the tile's blocks: three shared loads a K-tile, four in turns.
             const unsigned rows = ring + (tid / 32 * 16 + tid % 32 / 4) * 4;
             auto fetch = [&](Scales& st, unsigned slot) {
                 if constexpr (P::block) {
@@ -228,6 +232,8 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                     for (int q = 0; q < NBLK; ++q) st.b[q] = ld_shared(ring + slot + 256 + q * 4);
                 }
             };
+            // The slot of K-tile j - 1, for j odd (j's is the next: a pair does not wrap the ring).
+            auto slot_before = [](int j) { return (unsigned)(j - 1) % SLOTS * SLOT_BYTES; };
             // Before K-tile j = 8c's scales are read, if it starts chunk c > 0: this thread's
             // copies of chunk c have arrived, and at the barrier every thread's have, and every
             // thread has read chunk c - 1, whose slots chunk c + 1 then takes. (The test at the
@@ -241,25 +247,27 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 }
             };
             // ANCHOR_END: ring
-            // (All in one branch, K = 0 outside it: on a path where t0 might not have started,
-            // ptxas would wait for every wgmma before reading t0 or t1.)
+            // The first two chunks of scales are copied before the first K-tile, the first waited
+            // for after it. (All in one branch, K = 0 outside it: on a path where t0 might not have
+            // started, ptxas would wait for every wgmma before reading t0 or t1.)
             if (count > 0) {
-                Scales s0;  // a K-tile's block scales
+                Scales s0, s1;  // a K-tile's block scales (s1: the pair's second, not in turns)
                 if constexpr (P::block) {
-                    // ANCHOR: turns
-                    // Block scales: one set of fresh sums, the two consumers in turns. A K-tile's
-                    // products run in t0 while the consumer tests whether the next buffer is full
-                    // and reads the K-tile's scales; then it waits for them, promotes, and starts
-                    // the next K-tile, after the other consumer started its own (`start` meets at
-                    // barrier 3: consumer 0 before its products, consumer 1 after). So each
-                    // promotes while the other's products run, not its own, which make the FMAs
-                    // slow (notes/step14.md, "The consumers in turns"), and the registers that a
-                    // second set would take make the tile 192 wide. The first two chunks of
-                    // scales are copied before the first K-tile, the first waited for after it.
                     named_sync(1 + consumer, 128);  // every thread has read the last piece's
                     copy_chunk(0), copy_chunk(1);
-                    start(t0);
-                    cp_async_wait<1>(), named_sync(1 + consumer, 128);
+                }
+                start(t0);
+                if constexpr (P::block) cp_async_wait<1>(), named_sync(1 + consumer, 128);
+                if constexpr (TURNS) {
+                    // ANCHOR: turns
+                    // One set of fresh sums, the two consumers in turns. A K-tile's products run
+                    // in t0 while the consumer tests whether the next buffer is full and reads the
+                    // K-tile's scales; then it waits for them, promotes, and starts the next K-tile
+                    // after the other consumer started its own (`start` meets at barrier 3:
+                    // consumer 0 before its products, consumer 1 after). So each promotes while
+                    // the other's products run, not its own, which make the FMAs slow
+                    // (notes/step14.md, "The consumers in turns"), and the registers of a second
+                    // set make the tile 192 wide.
                     int j = 0;
                     for (; j + 1 < count; ++j) {
                         const bool ready = mbar_test_wait(smem_addr(&full[it % STAGES]), (it / STAGES) % 2);
@@ -275,24 +283,27 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                     finish(t0, s0, 1);
                     // ANCHOR_END: turns
                 } else {
-                    // Per tensor: the K-tiles in pairs, t0 and t1 taking turns, one always running
-                    // while the other is promoted.
-                    start(t0);
+                    // The K-tiles in pairs, t0 and t1 taking turns: one is always running while
+                    // the other is promoted.
                     int i = 1;
                     for (; i + 1 < count; i += 2) {
                         start(t1);
+                        if (chunk_starts(i - 1)) next_chunk(i - 1);
+                        fetch(s0, slot_before(i)), fetch(s1, slot_before(i) + SLOT_BYTES);
                         wgmma_wait<1>();
                         finish(t0, s0, 2);
                         start(t0);
                         wgmma_wait<1>();
-                        finish(t1, s0, 2);
+                        finish(t1, s1, 2);
                     }
+                    if (chunk_starts(i - 1)) next_chunk(i - 1);
+                    fetch(s0, slot_before(i)), fetch(s1, slot_before(i) + SLOT_BYTES);
                     if (i < count) {
                         start(t1);
                         wgmma_wait<1>();
                         finish(t0, s0, 2);
                         wgmma_wait<0>();
-                        finish(t1, s0, 1);
+                        finish(t1, s1, 1);
                     } else {
                         wgmma_wait<0>();
                         finish(t0, s0, 1);

@@ -7,16 +7,26 @@ use common::harness::hopper_host::{CHUNK_BYTES, HopperTiles};
 use common::{Launch, Precision, Shape};
 
 // ANCHOR: tiles
-/// Per tensor, 128 x 128 tiles: a consumer holds its 64 x 128 FP32 sums and two K-tiles' 64 x
-/// 128 beside them (192 registers a thread); six buffers of 32 KiB and the staging of C fill the
-/// SM. With block scales the consumers take turns with one K-tile's sums each, which leaves room
-/// for tiles 192 wide (64 x 192 twice: 192 registers): four buffers of 40 KiB, the staging and the
-/// consumers' rings of scales.
+/// 128 x 128 tiles: a consumer holds its 64 x 128 FP32 sums and two K-tiles' 64 x 128 beside
+/// them (192 registers a thread); six buffers of 32 KiB and the staging of C fill the SM. With
+/// block scales five, and the consumers' rings of scales in the sixth's room; and where [`wide`]
+/// says, the consumers take turns with one K-tile's sums each, which leaves room for tiles 192
+/// wide (64 x 192 twice: 192 registers) in four buffers of 40 KiB.
 pub const fn tiles(p: Precision) -> HopperTiles {
     match block(p) {
         true => HopperTiles { bm: 128, bn: 192, stages: 4, cluster: 2, group: 8 },
         false => HopperTiles { bm: 128, bn: 128, stages: 6, cluster: 2, group: 8 },
     }
+}
+
+/// Whether block scales take 192-wide tiles at `s`: where those make four waves of clusters or
+/// more on 132 SMs (the tiles' stores and their overhang past N then weigh little), or one wave
+/// where 128-wide tiles would make two. Elsewhere (2048³ and below) 128-wide tiles in two sets
+/// are faster (`notes/step14.md`, "Wider tiles in turns").
+pub fn wide(s: &Shape) -> bool {
+    let wave = 132 / 2;
+    let clusters = |bn: usize| s.m.div_ceil(128).div_ceil(2) * s.n.div_ceil(bn);
+    clusters(192) >= 4 * wave || (clusters(128) > wave && clusters(192) <= wave)
 }
 
 /// A consumer's ring of block scales, as kernel.cu lays it out: its slots (one a K-tile) and their
@@ -34,6 +44,10 @@ const fn block(p: Precision) -> bool {
 /// Step 12's launch: a persistent grid of clusters, two staging buffers of C per consumer, and
 /// with block scales each consumer's ring of them.
 pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
+    // The block scales' 192-wide tiles where they pay, else the 128-wide ones. Tiles that are not
+    // the step's own (a tuner's candidate, an experiment's defines) are launched as they are.
+    let narrow = HopperTiles { bn: 128, stages: 5, ..t };
+    let t = if block(p) && t == tiles(p) && !wide(s) { narrow } else { t };
     let consumers = t.bm / 64;
     let staging = consumers * 2 * CHUNK_BYTES;
     let rings = if block(p) { consumers * SCALE_RING_BYTES } else { 0 };
@@ -56,6 +70,27 @@ mod tests {
     fn the_ring_is_the_kernels() {
         let ring = format!("constexpr int SLOTS = {}, SLOT_BYTES = {},", super::SCALE_SLOTS, super::SCALE_SLOT_BYTES);
         assert!(include_str!("kernel.cu").contains(&ring), "kernel.cu has no `{ring}`");
+    }
+
+    /// The rule of the block scales' tile width, at the sweep's and the target's shapes.
+    #[test]
+    fn block_scales_widen_where_the_tiles_fill_the_gpu() {
+        let at = |m, n, k| super::wide(&common::Shape::new(m, n, k));
+        for (m, n, k, wide) in [
+            (1024, 1024, 1024, false),
+            (2048, 2048, 2048, false),
+            (4096, 4096, 4096, true),
+            (8192, 8192, 8192, true),
+            (4096, 11008, 4096, true),
+            (4096, 7168, 16384, true),
+            (16, 11008, 4096, true),
+            (16, 4096, 4096, false),
+        ] {
+            assert_eq!(at(m, n, k), wide, "{m}x{n}x{k}");
+        }
+        let launch = |m| (super::FP8_BLOCK.launch)(&common::Shape::new(m, m, m));
+        assert_eq!((launch(2048).value("BN"), launch(4096).value("BN")), (Some(128), Some(192)));
+        assert_eq!((super::FP8.launch)(&common::Shape::new(8192, 8192, 8192)).value("BN"), Some(128));
     }
 
     /// An experiment's tile defines size the step's launch (grid, threads, shared memory) as they
