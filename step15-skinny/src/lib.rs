@@ -117,7 +117,7 @@ pub struct SkinnyTiles {
     pub spread: bool,
 }
 
-impl common::harness::step::Tiles for SkinnyTiles {}
+impl common::harness::launch::Tiles for SkinnyTiles {}
 
 /// Step 12's tiles, both ideas on.
 pub const fn tiles(p: Precision) -> SkinnyTiles {

@@ -7,7 +7,8 @@
 //! every variant the step launches, and where every CUBIN holds the same machine code (every
 //! section but the debug line tables, byte for byte) it records today's hash with the old one
 //! beside it (`rehashed` in that file). A step whose machine code changed is left stale: it needs
-//! `cargo xtask sweep` (a top rung `cargo xtask references`) on a GPU. Needs git and NVRTC, no GPU.
+//! `cargo xtask sweep` (a top rung `cargo xtask references`) on a GPU. A profile, one launch at
+//! one shape, is compared in that launch's variant alone. Needs git and NVRTC, no GPU.
 
 use crate::results::{Rehash, read, write};
 use common::harness::compile::{HEADERS, KernelSource};
@@ -66,7 +67,14 @@ impl Then<'_> {
     /// where the step is gone, its results were not measured from the commit's sources, or its
     /// machine code changed (for `shapes`, those of its recorded runs, and the suite's; its
     /// partial rungs' too).
-    fn rehash(&mut self, id: &str, recorded: &str, shapes: &[common::Shape]) -> Result<Option<Rehash>, String> {
+    /// `only`: compare the variants of `shapes` alone (a profile's one launch), not every variant.
+    fn rehash(
+        &mut self,
+        id: &str,
+        recorded: &str,
+        shapes: &[common::Shape],
+        only: bool,
+    ) -> Result<Option<Rehash>, String> {
         let Some(step) = steps::by_id(id) else {
             return Err(format!("{id}: not a step of the registry"));
         };
@@ -87,10 +95,16 @@ impl Then<'_> {
         if old.hash_with(&headers) != recorded && old.hash_with(&named) != recorded {
             return Err(format!("{id}: its results were not measured from {}'s sources", self.from));
         }
-        let mut cubins = common::tools::testing::same_machine_code(step, &old, &headers, shapes)?;
-        for partial in step.partials {
-            cubins += common::tools::testing::same_machine_code(&partial.step, &old, &headers, shapes)
-                .map_err(|e| format!("{e} (its partial rung {})", partial.name))?;
+        use common::tools::testing::{same_machine_code, same_machine_code_at};
+        let same = |s: &common::Step| match only {
+            true => same_machine_code_at(s, &old, &headers, shapes),
+            false => same_machine_code(s, &old, &headers, shapes),
+        };
+        let mut cubins = same(step)?;
+        if !only {
+            for partial in step.partials {
+                cubins += same(&partial.step).map_err(|e| format!("{e} (its partial rung {})", partial.name))?;
+            }
         }
         println!("{id}: the same machine code in {cubins} CUBINs as at {}: hash {recorded} -> {now}", self.from);
         Ok(Some(Rehash {
@@ -125,7 +139,7 @@ pub fn run(args: Args) -> Result<(), String> {
         let mut sweep = read(&file)?;
         let runs: Vec<_> = sweep.runs.iter().chain(&sweep.partials).map(|r| (r.step.clone(), r.shape())).collect();
         let shapes = |id: &str| runs.iter().filter(|(s, _)| s == id).map(|(_, mnk)| shape(*mnk)).collect();
-        if tally.file(&mut then, (&mut sweep.kernel_hashes, &mut sweep.rehashed), shapes) {
+        if tally.file(&mut then, (&mut sweep.kernel_hashes, &mut sweep.rehashed), shapes, false) {
             write(&file, &sweep)?;
             println!("wrote {}", file.display());
         }
@@ -135,7 +149,7 @@ pub fn run(args: Args) -> Result<(), String> {
         let mut refs: crate::references::References = crate::results::read_json(&file)?;
         let rows = &refs.rows;
         let shapes = |id: &str| rows.iter().filter(|r| r.who == id).map(|r| shape((r.m, r.n, r.k))).collect();
-        if tally.file(&mut then, (&mut refs.kernel_hashes, &mut refs.rehashed), shapes) {
+        if tally.file(&mut then, (&mut refs.kernel_hashes, &mut refs.rehashed), shapes, false) {
             crate::references::write(&file, &refs)?;
             println!("wrote {}", file.display());
         }
@@ -147,7 +161,8 @@ pub fn run(args: Args) -> Result<(), String> {
         for (file, id, recorded) in profiles(&root)? {
             let mut hashes = std::collections::BTreeMap::from([(id, recorded)]);
             let mut chain = Vec::new();
-            if tally.file(&mut then, (&mut hashes, &mut chain), |id| vec![at(id)]) {
+            // A profile is one launch at one shape: the variants of the other shapes may change.
+            if tally.file(&mut then, (&mut hashes, &mut chain), |id| vec![at(id)], true) {
                 let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
                 let (_, now) = hashes.into_iter().next().unwrap_or_default();
                 // The kernel line follows; a line after it says what the new hash stands for.
@@ -197,10 +212,11 @@ impl Tally {
         then: &mut Then<'_>,
         (hashes, rehashed): (&mut std::collections::BTreeMap<String, String>, &mut Vec<Rehash>),
         shapes: impl Fn(&str) -> Vec<common::Shape>,
+        only: bool,
     ) -> bool {
         let mut moved = false;
         for (id, recorded) in hashes.clone() {
-            match then.rehash(&id, &recorded, &shapes(&id)) {
+            match then.rehash(&id, &recorded, &shapes(&id), only) {
                 Ok(None) => continue,
                 Ok(Some(r)) => {
                     hashes.insert(id, r.to.clone());

@@ -103,7 +103,7 @@ impl HopperTiles {
     }
 }
 
-impl crate::harness::step::Tiles for HopperTiles {
+impl crate::harness::launch::Tiles for HopperTiles {
     fn following(self, defines: &[(&str, i64)]) -> Self {
         self.with_defines(defines)
     }

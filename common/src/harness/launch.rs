@@ -75,7 +75,7 @@ pub struct WarpTiles {
     pub min_blocks: usize,
 }
 
-impl crate::harness::step::Tiles for WarpTiles {}
+impl Tiles for WarpTiles {}
 
 /// ceil(a / b), the number of tiles of size `b` that cover `a`.
 pub const fn ceil_div(a: usize, b: usize) -> usize {
@@ -91,4 +91,13 @@ pub fn with_defines(mut launch: Launch, extra: &[Define]) -> Launch {
         }
     }
     launch
+}
+
+/// A step's tiles, which an experiment's tile defines (`--define BN=192`) may resize where the
+/// step says its launch follows them (`follows_defines: true` in `precision_steps!`).
+pub trait Tiles: Sized {
+    /// These tiles with the defines applied; by default the defines do not touch them.
+    fn following(self, _defines: &[Define]) -> Self {
+        self
+    }
 }

@@ -117,15 +117,6 @@ macro_rules! step {
     };
 }
 
-/// A step's tiles, which an experiment's tile defines (`--define BN=192`) may resize where the
-/// step says its launch follows them (`follows_defines: true` in [`precision_steps!`]).
-pub trait Tiles: Sized {
-    /// These tiles with the defines applied; by default the defines do not touch them.
-    fn following(self, _defines: &[Define]) -> Self {
-        self
-    }
-}
-
 /// One `Step` per precision for a step crate that has `fn launch_with(&Shape, Precision, TILES) ->
 /// Launch` and `const fn tiles(Precision) -> TILES`: after the keys of [`step!`] but `launch` and
 /// `precision`, `precisions: { FP16 = F16, TF32 = Tf32 }` defines the consts `FP16` and `TF32`,
@@ -138,7 +129,7 @@ macro_rules! precision_steps {
     // The launch of precision `$p` with its tiles following an experiment's defines.
     (@follow $p:ident) => {{
         fn follow(s: &$crate::Shape, d: &[$crate::harness::launch::Define]) -> $crate::Launch {
-            let tiles = $crate::harness::step::Tiles::following(tiles($crate::Precision::$p), d);
+            let tiles = $crate::harness::launch::Tiles::following(tiles($crate::Precision::$p), d);
             launch_with(s, $crate::Precision::$p, tiles)
         }
         follow

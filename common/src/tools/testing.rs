@@ -257,11 +257,23 @@ pub fn same_machine_code(
     old_headers: &[(&str, &str)],
     shapes: &[Shape],
 ) -> Result<usize, String> {
+    let all: Vec<Shape> = variant_shapes().into_iter().chain(shapes.iter().copied()).collect();
+    same_machine_code_at(step, old, old_headers, &all)
+}
+
+/// The same comparison in the variants the step launches for `shapes` alone: for a record of
+/// those shapes only (a profile is one launch at one shape), which stays true where their
+/// machine code did though another shape's changed.
+pub fn same_machine_code_at(
+    step: &Step,
+    old: &crate::KernelSource,
+    old_headers: &[(&str, &str)],
+    all: &[Shape],
+) -> Result<usize, String> {
     use crate::harness::compile::{compile, compile_with_headers};
     use crate::harness::cubin::machine_code;
     let mut compared = 0;
-    let all: Vec<Shape> = variant_shapes().into_iter().chain(shapes.iter().copied()).collect();
-    for launch in variants_for(step, &all) {
+    for launch in variants_for(step, all) {
         for arch in compile_targets(step) {
             let then = compile_with_headers(old, old_headers, &launch.defines, arch)
                 .map_err(|e| format!("{} as it was: {e}", step.id()))?;
