@@ -169,7 +169,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
             // A K-tile: wait for its buffer (unless the consumer found it `ready`), start its
-            // products into t; with block scales in turns at barrier 3 (see "turns" below).
+            // products into t; in TURNS, ordered at barrier 3 (see "turns" below).
             auto start = [&](float(&t)[BN / 2], bool ready = false) {
                 const unsigned s = it % STAGES;
                 if (TURNS && consumer == 0) named_sync_apart(3, 256);
