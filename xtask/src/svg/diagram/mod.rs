@@ -168,7 +168,11 @@ fn draw(step: &'static common::Step, what: Drawn, book: &Results) -> Result<Docu
             let fp16 = crate::book::hardware::tensor_fp16_per_sm_clock(name)
                 .ok_or_else(|| format!("no datasheet for {name} (xtask/src/book/hardware.rs)"))?;
             match what {
-                Drawn::Turns => promotion::turns(&g, 2 * fp16 as usize)?,
+                Drawn::Turns => {
+                    let block =
+                        steps::variants(step.name).into_iter().find(|s| s.precision == common::Precision::Fp8Block);
+                    promotion::turns(&g, &Geometry::of(block.ok_or_else(none)?), 2 * fp16 as usize)?
+                }
                 _ => promotion::promotion(&g, 2 * fp16 as usize)?,
             }
         }

@@ -99,77 +99,82 @@ pub(super) fn promotion(g: &Geometry, per_clock: usize) -> Result<Document, Stri
     Ok(doc)
 }
 
-/// Where a consumer promotes, in the two schedules `notes/step14.md` measured ("The consumers in
-/// turns, as cuBLASLt runs them"): the rung's two sets of fresh registers, each consumer free, so
-/// that a promotion always runs with its own consumer's next products in flight; and cuBLASLt's
-/// one set with the consumers in turns, so that it runs under the other consumer's products only,
-/// and its hand-off to the next K-tile must fit there too. Cycles at the FP8 peak, as above.
-pub(super) fn turns(g: &Geometry, per_clock: usize) -> Result<Document, String> {
+/// Where a consumer promotes, three ways, on one time axis in cycles at the FP8 peak: two sets of
+/// fresh registers with the consumers free (per-tensor scales, `g`), one set with the consumers in
+/// turns at the same width (cuBLASLt's loop), and one set in turns with the tiles the registers of
+/// the second set allow (`wide`: the block scales' launch at large shapes). In turns a consumer's
+/// promotion and the start of its next K-tile must fit in the other consumer's K-tile.
+pub(super) fn turns(g: &Geometry, wide: &Geometry, per_clock: usize) -> Result<Document, String> {
     let [bk, bn] = g.defines(["BK", "BN"])?;
-    let (wgmma_cycles, promote_cycles) = (64 * bn * bk * 2 / per_clock, bn / 2);
+    let [wide_bn] = wide.defines(["BN"])?;
+    let cycles = |bn: usize| (64 * bn * bk * 2 / per_clock, bn / 2);
+    let ((wgmma_cycles, promote_cycles), (wide_cycles, wide_promote)) = (cycles(bn), cycles(wide_bn));
     let (left, label_w, w) = (14.0, 112.0, 540.0);
     let mut doc = heading(
-        document(540, 690),
+        document(540, 930),
         &[
             &format!("{}: where a consumer promotes", g.step.name),
             "blue, orange: a consumer's K-tile of products;",
-            &format!("green: its promotion, {promote_cycles} FMAs a thread"),
+            &format!("green: its promotion, an FMA a register ({promote_cycles} or {wide_promote})"),
         ],
     );
     let tiles = 4;
-    let unit = (w - left - label_w - 10.0) / (tiles * wgmma_cycles + promote_cycles) as f64;
+    let unit = (w - left - label_w - 10.0) / (tiles * wide_cycles.max(wgmma_cycles) + wide_promote) as f64;
     let x = |c: usize| left + label_w + unit * c as f64;
     let row_h = 40.0;
-    // One panel: rows for the two consumers and the pipe; with `two_sets` a dashed line marks
-    // each promotion that runs with its consumer's next products in flight.
-    let panel = |mut doc: Document, top: f64, title: &str, two_sets: bool| {
+    // One panel: rows for the two consumers and the pipe, K-tiles of `kt` cycles and promotions of
+    // `pc`; with `two_sets` a dashed line marks each promotion that runs with its consumer's next
+    // products in flight, without it a bar marks the window the hand-off must fit in.
+    let panel = |mut doc: Document, top: f64, title: &str, (kt, pc): (usize, usize), two_sets: bool| {
         doc = doc.add(text(left, top - 34.0, title).set("font-weight", "bold"));
         for (r, name) in ["consumer 1", "consumer 2", "tensor pipe"].iter().enumerate() {
             doc = doc.add(text(left, top + r as f64 * row_h + 24.0, *name).set("font-size", SMALL));
         }
         for t in 0..tiles {
-            let (c, start) = (t % 2, t * wgmma_cycles);
+            let (c, start) = (t % 2, t * kt);
             let ry = top + c as f64 * row_h;
-            let width = unit * wgmma_cycles as f64 - 2.0;
+            let width = unit * kt as f64 - 2.0;
             let set = if two_sets { format!(" → t{}", t / 2 % 2) } else { " → t".to_string() };
+            // A K-tile's label, shortened where the block is narrow.
+            let name = if width > 90.0 { "K-tile " } else { "K " };
             doc = doc
                 .add(rect(x(start), ry + 5.0, width, row_h - 10.0, WARP[c]))
                 .add(
-                    text(x(start) + width / 2.0, ry + 25.0, format!("K-tile {}{set}", t / 2))
+                    text(x(start) + width / 2.0, ry + 25.0, format!("{name}{}{set}", t / 2))
                         .set("font-size", SMALL)
                         .set("text-anchor", "middle")
                         .set("fill", "white"),
                 )
                 .add(rect(x(start), top + 2.0 * row_h + 5.0, width, row_h - 10.0, WARP[c]))
-                .add(rect(x(start + wgmma_cycles), ry + 5.0, unit * promote_cycles as f64, row_h - 10.0, WARP[4]));
+                .add(rect(x(start + kt), ry + 5.0, unit * pc as f64, row_h - 10.0, WARP[4]));
             if two_sets && t + 2 < tiles {
                 // The consumer's next K-tile, started before this promotion, waits in the pipe.
                 let y = ry + row_h - 4.0;
-                doc = doc.add(
-                    line(x(start + wgmma_cycles), y, x(start + 3 * wgmma_cycles), y, WARP[c])
-                        .set("stroke-dasharray", "4 3"),
-                );
+                doc = doc.add(line(x(start + kt), y, x(start + 3 * kt), y, WARP[c]).set("stroke-dasharray", "4 3"));
             }
         }
         if !two_sets {
             // Consumer 1's promotion and hand-off must end before consumer 2's products do.
-            let (a, b, y) = (x(wgmma_cycles), x(2 * wgmma_cycles), top);
+            let (a, b, y) = (x(kt), x(2 * kt), top);
             doc = doc
                 .add(line(a, y, b, y, INK))
                 .add(line(a, y - 4.0, a, y + 4.0, INK))
                 .add(line(b, y - 4.0, b, y + 4.0, INK))
                 .add(
-                    text((a + b) / 2.0, y - 4.0, "promote + hand-off")
+                    text((a + b) / 2.0, y - 8.0, format!("promote + hand-off: {kt} cycles"))
                         .set("font-size", SMALL)
                         .set("text-anchor", "middle"),
                 );
         }
         doc
     };
-    doc = panel(doc, 150.0, "two sets, the consumers free (the rung)", true);
-    doc = panel(doc, 360.0, "one set, the consumers in turns (cuBLASLt)", false);
-    let axis_y = 360.0 + 3.0 * row_h + 20.0;
-    for c in (0..=tiles).map(|t| t * wgmma_cycles) {
+    let narrow = (wgmma_cycles, promote_cycles);
+    doc = panel(doc, 150.0, &format!("two sets, the consumers free, {bn} wide (per tensor)"), narrow, true);
+    doc = panel(doc, 360.0, &format!("one set, in turns, {bn} wide (cuBLASLt's loop)"), narrow, false);
+    let wide_title = format!("one set, in turns, {wide_bn} wide (block scales)");
+    doc = panel(doc, 570.0, &wide_title, (wide_cycles, wide_promote), false);
+    let axis_y = 570.0 + 3.0 * row_h + 20.0;
+    for c in (0..=tiles * wide_cycles).step_by(wgmma_cycles) {
         doc = doc.add(text(x(c), axis_y, c.to_string()).set("font-size", SMALL).set("text-anchor", "middle"));
     }
     let notes = [
@@ -179,6 +184,8 @@ pub(super) fn turns(g: &Geometry, per_clock: usize) -> Result<Document, String> 
         "One set: only beside the other consumer's, and the",
         "promotion and the start of the next K-tile must fit",
         "in the other consumer's K-tile, or the pipe waits.",
+        "One set also frees the registers of the second: the",
+        "tile widens, and so does the window to fit in.",
     ];
     for (i, n) in notes.iter().enumerate() {
         doc = doc.add(text(left, axis_y + 36.0 + 22.0 * i as f64, *n).set("font-size", SMALL));
