@@ -1,10 +1,10 @@
 //! What `cargo xtask rehash` compares, on the steps' own kernels with NVRTC (no GPU; ignored
-//! when libnvrtc is absent), and a claim made with it: step 15 without its swap is step 12. A test
-//! of the staff's tool on the real kernels: a lab handout, whose kernels are skeletons, leaves it
-//! out.
+//! when libnvrtc is absent): every variant for a sweep, one launch's for a profile; and a claim
+//! made with it: step 15 without its swap is step 12. A test of the staff's tool on the real
+//! kernels: a lab handout, whose kernels are skeletons, leaves it out.
 
 use common::harness::device::nvrtc_present;
-use common::tools::testing::{nvrtc_missing, nvrtc_required, same_machine_code};
+use common::tools::testing::{nvrtc_missing, nvrtc_required, same_machine_code, same_machine_code_at};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 /// `cargo xtask rehash` keeps a step's results across a header edit only where its machine code
@@ -57,6 +57,32 @@ fn step15_unswapped_is_step12() -> Result<(), Failed> {
     Ok(())
 }
 
+/// A profile is one launch at one shape, so `rehash` keeps it where that launch's machine code
+/// stayed the same though another shape's changed: an edit inside step 14's loop in turns (the
+/// block scales' 192-wide tiles, 4096³) leaves its 128-wide launch (2048³) as it was.
+fn rehash_keeps_a_shape_whose_code_stayed() -> Result<(), Failed> {
+    let step = &step14_fp8::FP8_BLOCK;
+    let (from, to) = ("                        start(t0, ready);", "                        start(t0);");
+    if !step.kernel.code.contains(from) {
+        return Err("step 14's loop in turns has no `start(t0, ready)` to edit".into());
+    }
+    let old = step.kernel.with_code(step.kernel.name.clone(), step.kernel.code.replace(from, to));
+    let headers = step.kernel.served();
+    let at = |n| [common::Shape::cube(n)];
+    let kept = same_machine_code_at(step, &old, &headers, &at(2048))?;
+    if kept == 0 {
+        return Err("no CUBIN compared at 2048³".into());
+    }
+    match same_machine_code_at(step, &old, &headers, &at(4096)) {
+        Err(e) if e.contains("other machine code") => {}
+        other => return Err(format!("the edit in turns left 4096³'s machine code the same: {other:?}").into()),
+    }
+    match same_machine_code(step, &old, &headers, &at(2048)) {
+        Err(e) if e.contains("other machine code") => Ok(()),
+        other => Err(format!("every variant compared, the edit went unseen: {other:?}").into()),
+    }
+}
+
 fn main() -> std::process::ExitCode {
     common::tools::cli::program_start();
     let args = Arguments::from_args();
@@ -70,6 +96,9 @@ fn main() -> std::process::ExitCode {
             .with_kind("nvrtc")
             .with_ignored_flag(no_nvrtc),
         Trial::test("nvrtc/step15-unswapped-is-step12", step15_unswapped_is_step12)
+            .with_kind("nvrtc")
+            .with_ignored_flag(no_nvrtc),
+        Trial::test("nvrtc/rehash-keeps-a-shape-whose-code-stayed", rehash_keeps_a_shape_whose_code_stayed)
             .with_kind("nvrtc")
             .with_ignored_flag(no_nvrtc),
     ];
