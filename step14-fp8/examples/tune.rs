@@ -6,6 +6,7 @@
 //!     cargo run --release -p step14-fp8 --example tune14 [-- MxNxK [fp8|fp8-c32|fp8-block|fp8-block-c32]]
 
 use common::harness::hopper_host::HopperTiles;
+use common::harness::launch::Tiles;
 use common::tools::tune::Candidate;
 use step14_fp8::{VARIANTS, launch_with, tiles};
 
@@ -16,7 +17,7 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
     let base = tiles(p);
     [base, HopperTiles { group: 16, ..base }, HopperTiles { cluster: 1, ..base }]
         .into_iter()
-        .map(|t| Candidate::following(t.to_string(), move |s, d| launch_with(s, p, t.with_defines(d))))
+        .map(|t| Candidate::following(t.to_string(), move |s, d| launch_with(s, p, t.following(d))))
         .collect()
 }
 

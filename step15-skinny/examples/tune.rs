@@ -4,7 +4,7 @@
 //!
 //!     cargo run --release -p step15-skinny --example tune15 [-- MxNxK [fp16|bf16|fp16-c16|bf16-c16]]
 
-use common::harness::launch::with_defines;
+use common::harness::launch::{Tiles, with_defines};
 use common::tools::tune::Candidate;
 use step15_skinny::{Plan, SkinnyTiles, VARIANTS, WIDTHS, deepest_ring, launch_plan, plan, tiles};
 
@@ -48,7 +48,7 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
     // tiles an experiment's `--define` gives (e.g. BN=96 with B_BOX_COLS=32, 64-byte boxes of B).
     let base = tiles(p).step12;
     all.push(Candidate::following("step 12's orientation", move |s, d| {
-        let t = SkinnyTiles { step12: base.with_defines(d), swap: false, spread: false };
+        let t = SkinnyTiles { step12: base.following(d), swap: false, spread: false };
         launch_plan(s, p, t, Plan::Step12)
     }));
     // The rule's plan with its cuts between slices moved by other skews (`skew` in lib.rs).

@@ -34,24 +34,6 @@ impl std::fmt::Display for HopperTiles {
 }
 
 impl HopperTiles {
-    /// These tiles with an experiment's defines of BM, BN, STAGES, CLUSTER and GROUP applied (a
-    /// tuner's `--define BM=192`: the launch's threads and shared memory follow the compiled tile).
-    pub fn with_defines(self, defines: &[(&str, i64)]) -> HopperTiles {
-        let mut t = self;
-        for &(name, value) in defines {
-            let Ok(v) = usize::try_from(value) else { continue };
-            match name {
-                "BM" => t.bm = v,
-                "BN" => t.bn = v,
-                "STAGES" => t.stages = v,
-                "CLUSTER" => t.cluster = v,
-                "GROUP" => t.group = v,
-                _ => {}
-            }
-        }
-        t
-    }
-
     /// K of one tile in precision `p`: one 128-byte row (64 halves, 32 floats), the TMA's widest
     /// swizzle.
     pub fn bk(p: Precision) -> usize {
@@ -104,8 +86,22 @@ impl HopperTiles {
 }
 
 impl crate::harness::launch::Tiles for HopperTiles {
-    fn following(self, defines: &[(&str, i64)]) -> Self {
-        self.with_defines(defines)
+    /// These tiles with an experiment's defines of BM, BN, STAGES, CLUSTER and GROUP applied (a
+    /// tuner's `--define BM=192`: the launch's threads and shared memory follow the compiled tile).
+    fn following(self, defines: &[crate::harness::launch::Define]) -> Self {
+        let mut t = self;
+        for &(name, value) in defines {
+            let Ok(v) = usize::try_from(value) else { continue };
+            match name {
+                "BM" => t.bm = v,
+                "BN" => t.bn = v,
+                "STAGES" => t.stages = v,
+                "CLUSTER" => t.cluster = v,
+                "GROUP" => t.group = v,
+                _ => {}
+            }
+        }
+        t
     }
 }
 
@@ -297,12 +293,10 @@ mod tests {
     /// negative values leave the tiles as they were.
     #[test]
     fn an_experiments_tile_defines_move_its_launch() {
+        use crate::harness::launch::Tiles;
         let t = HopperTiles { bm: 128, bn: 128, stages: 5, cluster: 2, group: 8 };
-        assert_eq!(
-            t.with_defines(&[("BM", 192), ("STAGES", 3), ("CARRY", 1)]),
-            HopperTiles { bm: 192, stages: 3, ..t }
-        );
-        assert_eq!(t.with_defines(&[("GROUP", -1), ("C_BOX_ROWS", 16)]), t);
+        assert_eq!(t.following(&[("BM", 192), ("STAGES", 3), ("CARRY", 1)]), HopperTiles { bm: 192, stages: 3, ..t });
+        assert_eq!(t.following(&[("GROUP", -1), ("C_BOX_ROWS", 16)]), t);
     }
 
     /// GRID_CLUSTERS only ever lowers the count, and a nonsense cap still leaves one cluster.

@@ -84,8 +84,7 @@ macro_rules! __last {
 /// - `min_cc`: a GPU older than this is refused;
 /// - `hopper: HOST`: Hopper alone (sm_90a, compute capability 9.0), launched by its host code;
 /// - `headers`: headers of step crates its kernel includes ([`crate::harness::compile::Header`]);
-/// - `partials`: the rung with one idea left out at a time ([`Partial`]);
-/// - `follow`: the launch that follows an experiment's tile defines ([`Step::follow`]).
+/// - `partials`: the rung with one idea left out at a time ([`Partial`]).
 #[macro_export]
 macro_rules! step {
     (
@@ -96,7 +95,6 @@ macro_rules! step {
         $(, hopper: $host:expr)?
         $(, headers: $headers:expr)?
         $(, partials: $partials:expr)?
-        $(, follow: $follow:expr)?
         $(,)?
     ) => {
         $crate::Step {
@@ -112,7 +110,7 @@ macro_rules! step {
             arch: $crate::__last!(None $(, { let _ = $host; Some("sm_90a") })?),
             host: $crate::__last!(None $(, Some($host))?),
             partials: $crate::__last!(&[] $(, $partials)?),
-            follow: $crate::__last!(None $(, Some($follow))?),
+            follow: None,
         }
     };
 }
@@ -125,7 +123,6 @@ macro_rules! step {
 /// precision partial rungs, each launched with its tiles edited.
 #[macro_export]
 macro_rules! precision_steps {
-    // The launch of precision `$p`, with its tiles edited by `$edit` where one is given.
     // The launch of precision `$p` with its tiles following an experiment's defines.
     (@follow $p:ident) => {{
         fn follow(s: &$crate::Shape, d: &[$crate::harness::launch::Define]) -> $crate::Launch {
@@ -134,6 +131,7 @@ macro_rules! precision_steps {
         }
         follow
     }};
+    // The launch of precision `$p`, with its tiles edited by `$edit` where one is given.
     (@launch $p:ident $(, $edit:expr)?) => {{
         fn launch(s: &$crate::Shape) -> $crate::Launch {
             let tiles = tiles($crate::Precision::$p);
