@@ -63,12 +63,49 @@ static_assert(BK == 128 && (BN % 128 == 0 || BN == 192), "a K-tile is one block 
 // large shapes, lib.rs); elsewhere each keeps two sets and promotes one while the other runs.
 #define TURNS (P::block && BN % 128 != 0)
 constexpr unsigned short MULTICAST = CLUSTER > 1 ? (1 << CLUSTER) - 1 : 0;
-typedef Schedule<BM, BN, CLUSTER, GROUP, false> Jobs;
 // The block scales of one K-tile that a thread needs: A's of its two rows, B's of the tile's blocks.
 struct Scales {
     float a[2], b[NBLK];
 };
 // ANCHOR_END: config
+
+// ANCHOR: tail
+// Step 11's schedule, with one more way to even out the last wave. Step 11 shares a last wave out
+// along K only where each cluster gets two of its K-tiles or more; a smaller one runs whole, on
+// as many clusters as it has jobs, while the others wait (4096 x 11008 x 4096 in 192-wide tiles:
+// 4 jobs for 66 clusters, a whole wave for 4). Here such a wave is shared out together with the
+// wave before it: each cluster takes a job's worth of K-tiles and a few more, across at most three
+// jobs, in the order step 11 keeps: first the piece it leaves as a partial, last the piece that
+// finishes a job, after the partials of the clusters before it.
+struct Jobs : Schedule<BM, BN, CLUSTER, GROUP, false> {
+    __device__ Jobs(int M, int N, int clusters_, int tiles_) : Schedule(M, N, clusters_, tiles_) {
+        const int t = jobs % clusters;
+        if (tail == 0 && t > 0 && jobs > clusters && t * tiles < 2 * clusters && (clusters - t) * tiles >= 20 * clusters &&
+            (int)gridDim.x * (BM / 64) <= MAX_PARTIALS)
+            tail = t + clusters, whole = jobs - tail, units = whole;
+    }
+    // Wave i of cluster c into w (Schedule::wave, its share of the tail in up to three pieces).
+    __device__ bool wave(int c, int i, int M, int N, unsigned rank, Work& w) const {
+        const int own = c < units ? (units - 1 - c) / clusters + 1 : 0;
+        if (i < own) {
+            w = unit(c + i * clusters, M, N, rank, i);
+            return true;
+        }
+        const int b = begin(c), e = begin(c + 1), first = b / tiles, last = (e - 1) / tiles, p = i - own;
+        if (tail == 0 || e <= b || p > last - first) return false;
+        // The pieces in order: the last job's, if it leaves a partial; the whole jobs between; the
+        // first job's, which finishes it.
+        const bool leaves = e < (last + 1) * tiles;
+        const int job = p == last - first ? first : leaves ? (p == 0 ? last : first + p) : first + 1 + p;
+        const int k0 = max(b, job * tiles), k1 = min(e, (job + 1) * tiles);
+        w = {job_origin<BM, BN, CLUSTER, GROUP>(whole + job, M, N, rank), BN, k0 - job * tiles, k1 - job * tiles, 0,
+             k1 < (job + 1) * tiles, i % 2 == 1};
+        if (!w.partial)
+            while (c - 1 - w.peers >= 0 && begin(c - w.peers) > job * tiles) ++w.peers;
+        return true;
+    }
+};
+// ANCHOR_END: tail
 
 // ANCHOR: promote
 // d += t * scale, the K-tile's sums promoted into FP32. A thread holds rows r and r + 8 of its
