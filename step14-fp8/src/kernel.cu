@@ -14,9 +14,10 @@
 //   under the other's products with one set, and the registers of the second set make the tile
 //   192 columns wide (TURNS).
 //
-// Everything else is step 12's: the warp-specialized block, the persistent schedule in clusters,
-// C through shared memory and the TMA (BF16, or FP32 for the _C32 precisions). The signature is
-// step 12's with the scales of A and B after C.
+// Everything else is step 12's: the warp-specialized block, the persistent schedule in clusters
+// (whose last wave, where it is too small to share out alone, is shared out with the wave before
+// it: Jobs), C through shared memory and the TMA (BF16, or FP32 for the _C32 precisions). The
+// signature is step 12's with the scales of A and B after C.
 #include "sgemm.cuh"
 #include "hopper.cuh"
 #include "tensor.cuh"  // cp.async copies: the block scales' ring
