@@ -20,6 +20,7 @@ mod split;
 mod staging;
 mod swap;
 mod swizzle;
+mod tail;
 mod thread_tiles;
 mod timeline;
 mod walk;
@@ -74,6 +75,8 @@ enum Drawn {
     Promotion,
     /// Where a consumer promotes: two sets of registers with the consumers free, or one in turns.
     Turns,
+    /// The last waves of jobs: step 11's schedule, and step 14's two waves shared.
+    Tail,
     /// Where the SMs start reading B at a decode shape: even shares of all K-tiles, or slices.
     Slices,
     /// A and B swapped for a small M: C^T = B^T A^T, and the tile it fills.
@@ -112,6 +115,7 @@ const DIAGRAMS: &[(&str, Drawn, &str)] = &[
     ("step13-3xtf32", Drawn::Split, "split"),
     ("step14-fp8", Drawn::Promotion, "promotion"),
     ("step14-fp8", Drawn::Turns, "turns"),
+    ("step14-fp8", Drawn::Tail, "tail"),
     ("step15-skinny", Drawn::Schedule, "schedule"),
     ("step15-skinny", Drawn::Swap, "swap"),
     ("step15-skinny", Drawn::Slices, "slices"),
@@ -176,6 +180,7 @@ fn draw(step: &'static common::Step, what: Drawn, book: &Results) -> Result<Docu
                 _ => promotion::promotion(&g, 2 * fp16 as usize)?,
             }
         }
+        Drawn::Tail => tail::tail()?,
         Drawn::Slices => slices::slices_diagram(book)?,
         Drawn::Swap => swap::swap(&g)?,
         Drawn::Waves => waves::waves(book)?,
@@ -270,6 +275,8 @@ mod tests {
             ("step14-fp8-promotion", "4 wgmma m64n128k32"),
             ("step14-fp8-promotion", "64 x 128 x 128 x 2 FLOPs at 8192"),
             ("step14-fp8-promotion", "256 cycles; green, its promotion: 64 FMAs"),
+            ("step14-fp8-tail", "step 11's rule: 14 waves + 4, the last whole"),
+            ("step14-fp8-tail", "a cluster: 449-450 K-tiles"),
             ("step15-skinny-slices", "right: 128 SMs start on 2 rows of B; the slices take"),
             ("step15-skinny-slices", "28 and 36 K-tiles, each cut 4 K-tiles before the even one"),
             ("step15-skinny-slices", "64 tiles of C^T (columns, 64 of N each)"),
