@@ -3,6 +3,7 @@
 //! schedules' last waves at 4096 x 11008 x 4096, a cluster a row, from a mirror of that code.
 
 use super::draw::*;
+use crate::svg::geometry::Geometry;
 use common::Shape;
 use svg::Document;
 
@@ -93,14 +94,16 @@ impl Tail {
     }
 }
 
-/// The plan of step 14's block-scaled launch at `shape` on 66 clusters of two (132 SMs).
+/// The plan of step 14's block-scaled launch at `shape` on the 132 SMs of an H100 or H200.
 fn plan_at(shape: &Shape, two_waves: bool) -> Result<Tail, String> {
     let step = steps::by_id("step14-fp8-fp8-block").ok_or("no step14-fp8-fp8-block in the registry")?;
     let launch = (step.launch)(shape);
     let get = |n: &str| launch.value(n).map(|v| v as usize).ok_or(format!("no {n} in step 14's launch"));
     let (bm, bn, cm) = (get("BM")?, get("BN")?, get("CLUSTER")?);
+    let max_partials = Geometry::of(step).constant("MAX_PARTIALS").ok_or("no MAX_PARTIALS in hopper.cuh")?;
     let jobs = shape.m.div_ceil(bm).div_ceil(cm) * shape.n.div_ceil(bn);
-    Ok(Tail::new(jobs, shape.k.div_ceil(128), 132 / cm, true, two_waves))
+    let clusters = 132 / cm;
+    Ok(Tail::new(jobs, shape.k.div_ceil(128), clusters, clusters * cm * (bm / 64) <= max_partials, two_waves))
 }
 
 /// Both schedules' last K-tiles at 4096 x 11008 x 4096: a row a cluster, its K-tiles in time
