@@ -33,14 +33,7 @@ impl Plan {
         let t = jobs % clusters;
         let mut whole = if halves == 1 && 2 * t <= clusters { jobs - t } else { jobs };
         let mut tail = 0;
-        // Shared out along K only where that saves each cluster 20 K-tiles (the partial sums
-        // cost about 14) and the partial sums have their slots.
-        if whole == jobs
-            && t > 0
-            && (clusters - t) * tiles >= 20 * clusters
-            && t * tiles >= 2 * clusters
-            && clusters * cm * (bm / 64) <= max_partials
-        {
+        if whole == jobs && sharing_pays(t, tiles, clusters, clusters * cm * (bm / 64) <= max_partials) {
             tail = t;
             whole = jobs - t;
         }
@@ -64,6 +57,18 @@ impl Plan {
     pub(super) fn waves(&self) -> usize {
         self.whole / self.clusters
     }
+}
+
+/// `Schedule`'s test for sharing a last wave of `t` jobs out along K: only where that saves each
+/// cluster 20 K-tiles (the partial sums cost about 14), the partial sums have their slots
+/// (`slots`), and each cluster gets two of the wave's K-tiles or more.
+pub(super) fn sharing_pays(t: usize, tiles: usize, clusters: usize, slots: bool) -> bool {
+    saves_20(t, tiles, clusters, slots) && t * tiles >= 2 * clusters
+}
+
+/// The part of that test step 14's `Jobs` keeps for a last wave shared with the wave before it.
+pub(super) fn saves_20(t: usize, tiles: usize, clusters: usize, slots: bool) -> bool {
+    t > 0 && (clusters - t) * tiles >= 20 * clusters && slots
 }
 
 /// The clusters the GPU of `book` holds at once for the launch of `g`: one block per SM while

@@ -3,6 +3,7 @@
 //! schedules' last waves at 4096 x 11008 x 4096, a cluster a row, from a mirror of that code.
 
 use super::draw::*;
+use super::schedule::{saves_20, sharing_pays};
 use crate::svg::geometry::Geometry;
 use common::Shape;
 use svg::Document;
@@ -35,11 +36,10 @@ impl Tail {
     /// gives step 11's schedule alone. `slots_ok`: the grid's partial sums fit MAX_PARTIALS.
     pub(super) fn new(jobs: usize, tiles: usize, clusters: usize, slots_ok: bool, two_waves: bool) -> Tail {
         let t = jobs % clusters;
-        let saves = (clusters - t) * tiles >= 20 * clusters;
         let mut plan = Tail { jobs, tiles, clusters, whole: jobs, tail: 0 };
-        if t > 0 && saves && slots_ok && t * tiles >= 2 * clusters {
+        if sharing_pays(t, tiles, clusters, slots_ok) {
             plan.tail = t;
-        } else if two_waves && t > 0 && saves && slots_ok && jobs > clusters && t * tiles < 2 * clusters {
+        } else if two_waves && saves_20(t, tiles, clusters, slots_ok) && jobs > clusters && t * tiles < 2 * clusters {
             plan.tail = t + clusters;
         }
         plan.whole = jobs - plan.tail;
