@@ -60,17 +60,18 @@ __device__ __forceinline__ void write_chunk(unsigned buf, int q, const float (&d
         }
     }
 }
-// One consumer's 64 x W tile of accumulators d to C at (row, col) through its two staging
-// buffers at `stage`, two chunks at a time: one in each buffer, then one proxy fence and one
-// barrier for both (the fence waits for the writes before it, so paying it per pair halves that
-// wait). The consumer's 128 threads meet at named barrier `id`; thread 0 talks to the TMA. With
-// READ_C the TMA first loads the pair's old C into the buffers (`loaded`; `chunks` counts the
-// consumer's chunks so far, for the barriers' parity). An odd count of chunks (step 14's 192
-// columns of BF16: three) ends with one alone, its twin buffer's barrier turning on an arrival of
-// no bytes, so that the parity holds for both. beta picks one of two copies of the loop
-// (READ_C), so that a C that is not read costs no instructions (a test inside the loop would be
-// issued, predicated off, for every element).
-template <class P, bool READ_C, int W, int NREG>
+// One consumer's 64 x W tile of accumulators d to C at (row, col) through its NB staging
+// buffers at `stage` (two; step 14's 192-wide tiles three), NB chunks at a time: one in each
+// buffer, then one proxy fence and one barrier for the round (the fence waits for the writes
+// before it, so paying it per round divides that wait). Before a round's writes, the last round's
+// stores must be done reading the buffers. The consumer's 128 threads meet at named barrier `id`;
+// thread 0 talks to the TMA. With READ_C the TMA first loads the round's old C into the buffers
+// (`loaded`, NB barriers; `chunks` counts the consumer's chunks so far, for their parity). A last
+// round with fewer chunks than buffers (64 columns of BF16 in two) leaves the others' barriers
+// turning on an arrival of no bytes, so that the parity holds for all. beta picks one of two
+// copies of the loop (READ_C), so that a C that is not read costs no instructions (a test inside
+// the loop would be issued, predicated off, for every element).
+template <class P, bool READ_C, int W, int NB, int NREG>
 __device__ __forceinline__ void store_chunks_as(const TensorMap* tmC, unsigned stage, unsigned long long* loaded,
                                                 int id, int& chunks, int row, int col, const float (&d)[NREG],
                                                 float alpha, float beta) {
@@ -78,21 +79,21 @@ __device__ __forceinline__ void store_chunks_as(const TensorMap* tmC, unsigned s
     static_assert(W % CHUNK_COLS == 0, "whole chunks");
     const int tid = threadIdx.x % 128;
 #pragma unroll
-    for (int q = 0; q < NC; q += 2, chunks += 2) {
-        const int n = q + 1 < NC ? 2 : 1;  // chunks in this round
-        // Both stores of the last pair must be done reading their buffers.
+    for (int q = 0; q < NC; q += NB, chunks += NB) {
+        const int n = NC - q < NB ? NC - q : NB;  // chunks in this round
         if (tid == 0) tma_store_wait<0>();
         named_sync(id, 128);
         if constexpr (READ_C) {
             if (tid == 0)
-                for (int b = 0; b < 2; ++b) {
+                for (int b = 0; b < NB; ++b) {
                     mbar_expect_bytes(smem_addr(&loaded[b]), b < n ? CHUNK_BYTES : 0);
                     if (b < n) tma_load(stage + b * CHUNK_BYTES, tmC, smem_addr(&loaded[b]), col + (q + b) * CHUNK_COLS, row);
                 }
-            for (int b = 0; b < 2; ++b) mbar_wait(smem_addr(&loaded[b]), chunks / 2 % 2);
+            for (int b = 0; b < NB; ++b) mbar_wait(smem_addr(&loaded[b]), chunks / NB % 2);
         }
-        write_chunk<P, READ_C>(stage, q, d, alpha, beta);
-        if (n == 2) write_chunk<P, READ_C>(stage + CHUNK_BYTES, q + 1, d, alpha, beta);
+#pragma unroll
+        for (int b = 0; b < NB; ++b)
+            if (b < n) write_chunk<P, READ_C>(stage + b * CHUNK_BYTES, q + b, d, alpha, beta);
         // Every thread's writes, ordered before the TMA reads them; then one thread stores.
         fence_async_shared();
         named_sync(id, 128);
@@ -102,11 +103,11 @@ __device__ __forceinline__ void store_chunks_as(const TensorMap* tmC, unsigned s
         }
     }
 }
-template <class P, int W, int NREG>
+template <class P, int W, int NB = 2, int NREG>
 __device__ __forceinline__ void store_chunks(const TensorMap* tmC, unsigned stage, unsigned long long* loaded, int id,
                                              int& chunks, int row, int col, const float (&d)[NREG], float alpha,
                                              float beta) {
-    if (beta != 0.0f) store_chunks_as<P, true, W>(tmC, stage, loaded, id, chunks, row, col, d, alpha, beta);
-    else store_chunks_as<P, false, W>(tmC, stage, loaded, id, chunks, row, col, d, alpha, beta);
+    if (beta != 0.0f) store_chunks_as<P, true, W, NB>(tmC, stage, loaded, id, chunks, row, col, d, alpha, beta);
+    else store_chunks_as<P, false, W, NB>(tmC, stage, loaded, id, chunks, row, col, d, alpha, beta);
 }
 // ANCHOR_END: store_chunks

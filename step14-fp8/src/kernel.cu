@@ -16,8 +16,9 @@
 //
 // Everything else is step 12's: the warp-specialized block, the persistent schedule in clusters
 // (whose last wave, where it is too small to share out alone, is shared out with the wave before
-// it: Jobs), C through shared memory and the TMA (BF16, or FP32 for the _C32 precisions). The
-// signature is step 12's with the scales of A and B after C.
+// it: Jobs), C through shared memory and the TMA (BF16, or FP32 for the _C32 precisions; three
+// staging buffers a consumer for a 192-wide tile, CBUF). The signature is step 12's with the
+// scales of A and B after C.
 #include "sgemm.cuh"
 #include "hopper.cuh"
 #include "tensor.cuh"  // cp.async copies: the block scales' ring
@@ -63,6 +64,10 @@ static_assert(BK == 128 && (BN % 128 == 0 || BN == 192), "a K-tile is one block 
 // The consumers take turns with one set of fresh sums where the tile is 192 wide (block scales at
 // large shapes, lib.rs); elsewhere each keeps two sets and promotes one while the other runs.
 #define TURNS (P::block && BN % 128 != 0)
+// Staging buffers of C a consumer: three for a 192-wide tile, so that its three chunks of BF16
+// leave in one round (an FP32 C's six in two), without waiting halfway for the TMA to read the
+// first buffers while the tensor cores wait for both consumers (lib.rs leaves the room).
+#define CBUF (TURNS ? 3 : 2)
 constexpr unsigned short MULTICAST = CLUSTER > 1 ? (1 << CLUSTER) - 1 : 0;
 // The block scales of one K-tile that a thread needs: A's of its two rows, B's of the tile's blocks.
 struct Scales {
@@ -130,7 +135,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
           const __grid_constant__ TensorMap tmB, float beta, const __grid_constant__ TensorMap tmC,
           const float* __restrict__ scale_a, const float* __restrict__ scale_b) {
     extern __shared__ unsigned char smem_raw[];
-    __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES], loaded[CONSUMERS][2];
+    __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES], loaded[CONSUMERS][CBUF];
     const unsigned smem = (smem_addr(smem_raw) + 1023) & ~1023u;
     auto a_tile = [&](int s) { return smem + s * STAGE_BYTES; };
     auto b_tile = [&](int s) { return smem + s * STAGE_BYTES + A_BYTES; };
@@ -146,7 +151,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
             mbar_init(smem_addr(&empty[s]), CONSUMERS * CLUSTER);
         }
         for (int c = 0; c < CONSUMERS; ++c)
-            for (int b = 0; b < 2; ++b) mbar_init(smem_addr(&loaded[c][b]), 1);
+            for (int b = 0; b < CBUF; ++b) mbar_init(smem_addr(&loaded[c][b]), 1);
         fence_barrier_init();
     }
     if (CLUSTER > 1) cluster_sync();
@@ -183,7 +188,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
     } else {
         setmaxnreg_inc<232>();
         const int consumer = __shfl_sync(0xffffffff, wg - 1, 0);
-        const unsigned stage = smem + STAGES * STAGE_BYTES + consumer * 2 * CHUNK_BYTES;
+        const unsigned stage = smem + STAGES * STAGE_BYTES + consumer * CBUF * CHUNK_BYTES;
         // A buffer freed in both blocks of the cluster (in turns by lanes 0 and 1 at once).
         auto release = [&](int s) {
             if (TURNS) mbar_arrive_cluster_if(smem_addr(&empty[s]), tid % CLUSTER, tid < CLUSTER);
@@ -243,7 +248,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
             static_assert(64 * 4 + NBLK * 4 <= SLOT_BYTES, "a slot holds a K-tile's scales");
             static_assert(CHUNK * 64 / 4 == 128, "a chunk of A's scales is one 16-byte copy a thread");
             const int count = w.k1 - w.k0, step = w.k_step();
-            const unsigned ring = smem + STAGES * STAGE_BYTES + CONSUMERS * 2 * CHUNK_BYTES + consumer * SLOTS * SLOT_BYTES;
+            const unsigned ring = smem + STAGES * STAGE_BYTES + CONSUMERS * CBUF * CHUNK_BYTES + consumer * SLOTS * SLOT_BYTES;
             const unsigned quad = w.at.x + consumer * 64 + tid % 16 * 4;
             auto copy_chunk = [&](int c) {
                 if (c * CHUNK < count) {  // none past the piece: the next piece's copies would race them
@@ -354,7 +359,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                 continue;
             }
             add_partials(slot, CLUSTER * CONSUMERS, w.peers, id, d);
-            store_chunks<P, BN>(&tmC, stage, loaded[consumer], id, chunks, w.at.x + consumer * 64, w.at.y, d, scale, beta);
+            store_chunks<P, BN, CBUF>(&tmC, stage, loaded[consumer], id, chunks, w.at.x + consumer * 64, w.at.y, d, scale, beta);
         }
         if (tid == 0) tma_store_drain();
     }

@@ -41,15 +41,16 @@ const fn block(p: Precision) -> bool {
 // ANCHOR_END: tiles
 
 // ANCHOR: launch
-/// Step 12's launch: a persistent grid of clusters, two staging buffers of C per consumer, and
-/// with block scales each consumer's ring of them.
+/// Step 12's launch: a persistent grid of clusters, two staging buffers of C per consumer (three
+/// for a 192-wide tile, kernel.cu's CBUF), and with block scales each consumer's ring of them.
 pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
     // The block scales' 192-wide tiles where they pay, else the 128-wide ones. Tiles that are not
     // the step's own (a tuner's candidate, an experiment's defines) are launched as they are.
     let narrow = HopperTiles { bn: 128, stages: 5, ..t };
     let t = if block(p) && t == tiles(p) && !wide(s) { narrow } else { t };
     let consumers = t.bm / 64;
-    let staging = consumers * 2 * CHUNK_BYTES;
+    let buffers = if block(p) && t.bn % 128 != 0 { 3 } else { 2 };
+    let staging = consumers * buffers * CHUNK_BYTES;
     let rings = if block(p) { consumers * SCALE_RING_BYTES } else { 0 };
     t.launch(s, p, (t.jobs(s) * t.cluster, 1, 1), 128 * (consumers + 1) as u32, 1, staging + rings)
 }
@@ -105,5 +106,10 @@ mod tests {
         assert_eq!(narrow.dynamic_smem_bytes as usize, 5 * 128 * (128 + 128) + staging_and_rings + 1024);
         assert_eq!(narrow.grid, ((4096 / 128) * (4096 / 128) / 2 * 2, 1, 1), "one cluster a job of two tiles");
         assert_eq!(follow(&s, &[]), (super::FP8_BLOCK.launch)(&s), "no defines: the step's own launch");
+        // The 192-wide tile: four buffers of 40 KiB, three staging buffers a consumer.
+        let wide = (super::FP8_BLOCK.launch)(&s);
+        assert_eq!(wide.value("BN"), Some(192));
+        let three = 2 * 3 * super::CHUNK_BYTES + 2 * super::SCALE_RING_BYTES;
+        assert_eq!(wide.dynamic_smem_bytes as usize, 4 * 128 * (128 + 192) + three + 1024);
     }
 }
