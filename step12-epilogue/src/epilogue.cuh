@@ -77,6 +77,7 @@ __device__ __forceinline__ void store_chunks_as(const TensorMap* tmC, unsigned s
                                                 float alpha, float beta) {
     constexpr int CHUNK_COLS = 128 / (int)sizeof(typename P::out_t), NC = W / CHUNK_COLS;
     static_assert(W % CHUNK_COLS == 0, "whole chunks");
+    static_assert(NB == 2 || NB == 3, "two or three staging buffers");
     const int tid = threadIdx.x % 128;
 #pragma unroll
     for (int q = 0; q < NC; q += NB, chunks += NB) {
@@ -91,9 +92,9 @@ __device__ __forceinline__ void store_chunks_as(const TensorMap* tmC, unsigned s
                 }
             for (int b = 0; b < NB; ++b) mbar_wait(smem_addr(&loaded[b]), chunks / NB % 2);
         }
-#pragma unroll
-        for (int b = 0; b < NB; ++b)
-            if (b < n) write_chunk<P, READ_C>(stage + b * CHUNK_BYTES, q + b, d, alpha, beta);
+        write_chunk<P, READ_C>(stage, q, d, alpha, beta);
+        if (n >= 2) write_chunk<P, READ_C>(stage + CHUNK_BYTES, q + 1, d, alpha, beta);
+        if (n >= 3) write_chunk<P, READ_C>(stage + 2 * CHUNK_BYTES, q + 2, d, alpha, beta);
         // Every thread's writes, ordered before the TMA reads them; then one thread stores.
         fence_async_shared();
         named_sync(id, 128);
