@@ -73,6 +73,23 @@ mod tests {
         assert!(include_str!("kernel.cu").contains(&ring), "kernel.cu has no `{ring}`");
     }
 
+    /// The host leaves each consumer the staging buffers of C that the kernel uses: three where the
+    /// consumers take turns (block scales, a tile not a multiple of 128 wide), else two.
+    #[test]
+    fn the_staging_is_the_kernels() {
+        let kernel = include_str!("kernel.cu");
+        for rule in ["#define TURNS (P::block && BN % 128 != 0)", "#define CBUF (TURNS ? 3 : 2)"] {
+            assert!(kernel.contains(rule), "kernel.cu has no `{rule}`");
+        }
+        let s = common::Shape::new(4096, 4096, 4096);
+        let follow = super::FP8.follow.expect("step 14 follows its tile defines");
+        let per_tensor_192 = follow(&s, &[("BN", 192), ("STAGES", 4)]);
+        assert_eq!(
+            per_tensor_192.dynamic_smem_bytes as usize,
+            4 * 128 * (128 + 192) + 2 * 2 * super::CHUNK_BYTES + 1024
+        );
+    }
+
     /// The rule of the block scales' tile width, at the sweep's and the target's shapes.
     #[test]
     fn block_scales_widen_where_the_tiles_fill_the_gpu() {
