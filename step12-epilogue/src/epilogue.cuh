@@ -92,6 +92,8 @@ __device__ __forceinline__ void store_chunks_as(const TensorMap* tmC, unsigned s
                 }
             for (int b = 0; b < NB; ++b) mbar_wait(smem_addr(&loaded[b]), chunks / NB % 2);
         }
+        // Written out, not a loop over the buffers: with two, a loop changed ptxas's instruction
+        // choices in every kernel that stores this way.
         write_chunk<P, READ_C>(stage, q, d, alpha, beta);
         if (n >= 2) write_chunk<P, READ_C>(stage + CHUNK_BYTES, q + 1, d, alpha, beta);
         if (n >= 3) write_chunk<P, READ_C>(stage + 2 * CHUNK_BYTES, q + 2, d, alpha, beta);

@@ -68,7 +68,7 @@ class Bal(Sched):
         if not partial:
             while c-1-peers>=0 and s.kb[c-peers]>job*t: peers+=1
         return (s.whole+job,k0-job*t,k1-job*t,peers,partial)
-def check(M,N,K,clusters=66,verbose=False,ratio=0.5,**kw):
+def check(M,N,K,clusters=66,ratio=0.5,**kw):
     tiles=cdiv(K,128); s=Bal(M,N,clusters,tiles,clusters*CL,**kw)
     cover=set(); saved={}; fin=[]; load=[0.0]*clusters
     for c in range(clusters):
