@@ -411,7 +411,11 @@ pub fn decode(r: &Results) -> String {
         .iter()
         .map(|s| (format!("step {step}, {}", name(s.precision)), s.colour, Mark::Shape(s.precision)))
         .collect();
-    entries.push(("fastest cuBLAS beside it".into(), REFERENCE, Mark::Dashed));
+    // cuBLAS's line of each precision carries that precision's marker in black, so that the two
+    // dashed lines can be told apart where cuBLAS's FP16 and BF16 kernels differ.
+    // (Every line here has a 16-bit C, which the rung's entries say.)
+    let cublas = |p: Precision| format!("fastest cuBLAS, {}, dashed", name(p.arithmetic()));
+    entries.extend(top.iter().map(|s| (cublas(s.precision), REFERENCE, Mark::Shape(s.precision))));
     let groups: Key = vec![(entries, 2)];
     let legend_h = 30 * 2 + 20;
     let (title_h, panel_h) = (44u32, 300u32);
@@ -451,17 +455,26 @@ pub fn decode(r: &Results) -> String {
                 mesh.x_desc("M (log scale)");
             }
             mesh.draw().map_err(err)?;
+            let runs = |s: &Series| -> Vec<(f64, &crate::results::Run)> {
+                ms.iter().filter_map(|&m| r.run(&s.id, (m, n, k)).map(|x| ((m as f64).log2(), x))).collect()
+            };
+            // cuBLAS first, so that the rung's lines and markers lie on top where the two meet.
             for s in &top {
-                let runs: Vec<_> =
-                    ms.iter().filter_map(|&m| r.run(&s.id, (m, n, k)).map(|x| ((m as f64).log2(), x))).collect();
-                let pts: Vec<(f64, f64)> = runs.iter().map(|(x, run)| (*x, us(run))).collect();
+                let best: Vec<(f64, f64)> =
+                    runs(s).into_iter().filter_map(|(x, run)| cublas_us(run).map(|t| (x, t))).collect();
+                chart
+                    .draw_series(DashedLineSeries::new(best.clone(), 10, 6, REFERENCE.stroke_width(2)))
+                    .map_err(err)?;
+                for pt in best {
+                    marker(root, chart.backend_coord(&pt), s.precision, REFERENCE)?;
+                }
+            }
+            for s in &top {
+                let pts: Vec<(f64, f64)> = runs(s).into_iter().map(|(x, run)| (x, us(run))).collect();
                 chart.draw_series(LineSeries::new(pts.clone(), s.colour.stroke_width(3))).map_err(err)?;
                 for pt in pts {
                     marker(root, chart.backend_coord(&pt), s.precision, s.colour)?;
                 }
-                let best: Vec<(f64, f64)> =
-                    runs.iter().filter_map(|(x, run)| cublas_us(run).map(|t| (*x, t))).collect();
-                chart.draw_series(DashedLineSeries::new(best, 10, 6, REFERENCE.stroke_width(2))).map_err(err)?;
             }
         }
         let below = root.clone().shrink((0, plots_h), (WIDTH, legend_h));
