@@ -150,6 +150,12 @@ pub(super) fn font(size: u32) -> TextStyle<'static> {
     ("sans-serif", size).into_font().color(&REFERENCE)
 }
 
+/// About how many units `chars` characters of [`font`]`(FONT)` take, 0.4 of the font size each
+/// (the roofline places its labels by a more cautious 0.45, so that no roof crosses them).
+pub(super) fn text_width(chars: u32) -> u32 {
+    chars * FONT * 40 / 100
+}
+
 /// The marker of precision `p` centred on pixel (x, y) of `area`: FP32 ●, 3xTF32 ✚, FP16 ■,
 /// BF16 ◆, TF32 ▲, FP64 ▼; a 16-bit C draws its precision's marker hollow.
 pub(super) fn marker(area: &Area, (x, y): (i32, i32), p: Precision, colour: RGBColor) -> Result<(), String> {
@@ -230,13 +236,14 @@ fn legend(area: &Area, y: i32, entries: &[Entry], columns: usize) -> Result<i32,
     Ok(y + 30 * entries.len().div_ceil(columns) as i32)
 }
 
-/// The legend rows for the steps' colours (5 columns), then the precisions' markers in grey (3
+/// The legend rows for the steps' colours (5 columns), then the precisions' markers in grey (2
 /// columns), then `more` (black: cuBLAS and the roofs); and their height.
 pub(super) fn key(all: &[Series], more: Vec<Entry>) -> (Key, u32) {
     let steps: Vec<_> = step_colours(all).into_iter().map(|(n, c)| (format!("step {n}"), c, Mark::Line)).collect();
     let grey = RGBColor(0x80, 0x80, 0x80);
     let shapes: Vec<_> = precisions(all).into_iter().map(|p| (name(p), grey, Mark::Shape(p))).collect();
-    let groups = vec![(steps, 5), (shapes, 3), (more, 2)];
+    // Two columns of precisions: "FP8 block-scaled (FP32 C)" does not fit a third of the width.
+    let groups = vec![(steps, 5), (shapes, 2), (more, 2)];
     let rows: usize = groups.iter().map(|(e, c)| e.len().div_ceil(*c)).sum();
     (groups, 30 * rows as u32 + 20)
 }
@@ -261,13 +268,17 @@ pub fn gflops(r: &Results) -> String {
         .map(|(g, c, s)| (s, g, c))
         .collect();
     let n = rows.len();
+    // Room for the longest row label ("14 FP8 block-scaled (FP32 C)"), and an axis that ends a
+    // half above the fastest bar or cuBLAS mark (FP8 passes 1M GFLOP/s).
+    let longest = rows.iter().map(|r| r.0.label.chars().count()).max().unwrap_or(0) as u32;
+    let high = rows.iter().flat_map(|r| [r.1, r.2]).fold(1e6 / 1.5, f64::max) * 1.5;
     render(130 + 44 * n as u32, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(format!("GFLOP/s per step at {}³ (log)", HEADLINE.0), font(TITLE))
             .margin(14)
             .x_label_area_size(56)
-            .y_label_area_size(130)
-            .build_cartesian_2d((100f64..1e6).log_scale(), -0.5f64..n as f64 - 0.5)
+            .y_label_area_size((text_width(longest) + 16).max(130))
+            .build_cartesian_2d((100f64..high).log_scale(), -0.5f64..n as f64 - 0.5)
             .map_err(err)?;
         let label = |y: &f64| {
             let i = n as f64 - 1.0 - y.round();
@@ -280,7 +291,7 @@ pub fn gflops(r: &Results) -> String {
             .y_labels(n)
             .y_label_formatter(&label)
             .x_label_formatter(&|v| short(*v))
-            .x_desc("GFLOP/s; black mark: cuBLAS, same precision")
+            .x_desc("GFLOP/s; black: cuBLAS, same precision")
             .label_style(font(FONT))
             .axis_desc_style(font(FONT))
             .draw()
@@ -314,6 +325,13 @@ pub fn scaling(r: &Results) -> String {
         }
     }
     let (groups, legend_h) = key(&all, vec![("cuBLAS, same precision".into(), REFERENCE, Mark::Dashed)]);
+    // Every panel's y axis ends at the same height, a half above the fastest run or cuBLAS of any.
+    let high = all
+        .iter()
+        .flat_map(|s| squares.iter().filter_map(|&n| r.run(&s.id, (n, n, n))))
+        .flat_map(|x| [x.gflops, x.cublas_gflops])
+        .fold(1e6, f64::max)
+        * 1.5;
     let (title_h, big_h, small_w, small_h) = (44u32, 430u32, WIDTH / 2, 330u32);
     let small_rows = panels.len().saturating_sub(1).div_ceil(2) as u32;
     let plots_h = title_h + big_h + small_h * small_rows;
@@ -347,7 +365,8 @@ pub fn scaling(r: &Results) -> String {
                 let kinds: Vec<&str> = kinds.iter().map(String::as_str).collect();
                 format!("{} vs cuBLAS SGEMM", crate::results::and_list(&kinds))
             } else {
-                format!("{} vs cuBLAS {}", name(p), name(p))
+                // Half the width: the precision alone ("vs cuBLAS" is the legend's dashed line).
+                name(p)
             };
             let mut chart = ChartBuilder::on(&area)
                 .caption(caption, font(FONT))
@@ -355,7 +374,7 @@ pub fn scaling(r: &Results) -> String {
                 .margin_right(if big { 14 } else { 18 })
                 .x_label_area_size(if big { 56 } else { 36 })
                 .y_label_area_size(if big { 80 } else { 64 })
-                .build_cartesian_2d(lo..hi, (floor(&members)..1e6).log_scale())
+                .build_cartesian_2d(lo..hi, (floor(&members)..high).log_scale())
                 .map_err(err)?;
             // Small panels label every other power of two, so that the labels do not touch.
             let x_label = |v: &f64| {
@@ -531,11 +550,8 @@ mod tests {
                 );
                 let named = labels.iter().filter(|(l, _)| l.split(", ").any(|n| n == name(p.arithmetic()))).count();
                 assert_eq!(named, 1, "{}: ceiling {p} in {labels:?}", r.slug);
-                assert!(
-                    scaling.contains(&label(&format!("{} vs cuBLAS {}", name(p), name(p)))),
-                    "{}: panel {p}",
-                    r.slug
-                );
+                // Its panel's caption and its legend entry.
+                assert!(scaling.matches(&label(&name(p))).count() >= 2, "{}: panel {p}", r.slug);
             }
             // One colour per step: never two steps alike.
             let colours = step_colours(&recorded);

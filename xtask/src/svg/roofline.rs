@@ -53,6 +53,25 @@ pub(super) fn ceiling_labels(
     out.into_iter().map(|(names, c, _)| (names.join(", "), c)).collect()
 }
 
+/// `label`'s names ("FP8, BF16, FP16") in lines of at most `width` characters, broken after a
+/// comma; a name longer than `width` keeps a line of its own.
+pub(super) fn wrap(label: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for name in label.split(", ") {
+        match lines.last_mut() {
+            // One character kept for the comma that ends every line but the last.
+            Some(line) if line.chars().count() + 2 + name.chars().count() < width => {
+                line.push_str(", ");
+                line.push_str(name);
+            }
+            _ => lines.push(name.to_string()),
+        }
+    }
+    let n = lines.len();
+    lines.iter_mut().take(n.saturating_sub(1)).for_each(|l| l.push(','));
+    lines
+}
+
 /// The roofline: the measured copy bandwidth and the FP32 SIMT peak from the results file, the
 /// best cuBLAS in each tensor-core precision as that precision's measured ceiling (3xTF32: a
 /// third of TF32's, for its three products), and every step at 4096³ and at 16 x 11008 x 4096,
@@ -118,17 +137,36 @@ pub fn roofline(r: &Results) -> String {
         // One label per group of ceilings closer than a label's height, just above the group's
         // highest line and left of the roof, where no point can be; if it is too long for that,
         // right of the roof where it passes the label's top, so that the roof does not cross it.
+        // A label too long for either is wrapped at its commas into the lines that fit between
+        // its ceiling and the label above (the plot's top for the highest).
         let label_h = FONT as i32 * 4 / 5;
         let y_of = |c: f64| chart.backend_coord(&(1.0, c)).1;
+        let mut above = chart.backend_coord(&(1.0, top * 3.0)).1;
         for (label, c) in ceiling_labels(&ceilings, y_of, label_h) {
             let (line_y, left) = (y_of(c), chart.backend_coord(&(1.05, c)).0);
-            let (top_y, width) = (line_y - label_h - 3, label.chars().count() as i32 * FONT as i32 * 45 / 100);
+            let room = ((line_y - 3 - above) / label_h).max(1) as usize;
+            above = line_y;
             let meets = chart.backend_coord(&(c / copy, c)).0;
-            // The roof is straight on the log-log axes: its x at the label's top, from two of its points.
+            let right = chart.backend_coord(&(10_000.0, c)).0;
+            // The roof is straight on the log-log axes: its x at a height, from two of its points.
             let (x2, y2) = chart.backend_coord(&(2.0 * c / copy, 2.0 * c));
-            let roof_at_top = meets + (top_y - line_y) * (x2 - meets) / (y2 - line_y).min(-1);
-            let x = if left + width + 6 < meets { left } else { roof_at_top + 6 };
-            plot.draw(&Text::new(label, (x, top_y), font(FONT))).map_err(err)?;
+            let roof_at = |y: i32| meets + (y - line_y) * (x2 - meets) / (y2 - line_y).min(-1);
+            let fits = |width: i32| wrap(&label, (width.max(0) as u32 * 100 / (FONT * 45)) as usize);
+            let (x, lines) = match fits(meets - 6 - left) {
+                lines if lines.len() <= room => (left, lines),
+                _ => {
+                    // Right of the roof at the top of one line, then of as many as that takes.
+                    let one = roof_at(line_y - label_h - 3) + 6;
+                    let n = fits(right - one).len().min(room) as i32;
+                    let x = roof_at(line_y - n * label_h - 3) + 6;
+                    (x, fits(right - x))
+                }
+            };
+            let n = lines.len() as i32;
+            for (i, line) in lines.into_iter().enumerate() {
+                let y = line_y - 3 - (n - i as i32) * label_h;
+                plot.draw(&Text::new(line, (x, y), font(FONT))).map_err(err)?;
+            }
         }
         // The points, nudged sideways where they would cover one drawn before.
         let mut placed: Vec<(i32, i32)> = Vec::new();
@@ -168,4 +206,23 @@ pub fn roofline(r: &Results) -> String {
         }
         draw_key(&below, &groups)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn labels_wrap_after_commas() {
+        assert_eq!(wrap("FP8, FP8 block-scaled, BF16, FP16, TF32", 40), ["FP8, FP8 block-scaled, BF16, FP16, TF32"]);
+        assert_eq!(wrap("FP8, FP8 block-scaled, BF16, FP16, TF32", 24), ["FP8, FP8 block-scaled,", "BF16, FP16, TF32"]);
+        // Every line within the width, its comma included, unless it is one name too long for it;
+        // the lines read as the label.
+        let label = "FP8, FP8 block-scaled, BF16, FP16, TF32";
+        for width in 1..45 {
+            let lines = wrap(label, width);
+            assert_eq!(lines.join(" "), label, "width {width}");
+            assert!(lines.iter().all(|l| l.chars().count() <= width || !l.trim_end_matches(',').contains(", ")));
+        }
+    }
 }
