@@ -6,13 +6,22 @@ use crate::harness::precision::SCALE_BLOCK;
 #[derive(Clone, Debug)]
 pub struct Rng(u64);
 
+/// SplitMix64's step: its state after n values is the seed plus n of them.
+const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+
 impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed)
     }
 
+    /// The generator `Rng::new(seed)` becomes after `n` values: SplitMix64 is a counter, so a
+    /// thread can start a matrix's values anywhere and make the same ones.
+    pub fn skipped(seed: u64, n: u64) -> Rng {
+        Rng(seed.wrapping_add(n.wrapping_mul(GAMMA)))
+    }
+
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        self.0 = self.0.wrapping_add(GAMMA);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -25,10 +34,34 @@ impl Rng {
     }
 }
 
-/// A `rows x cols` row-major matrix of uniform values in [-1, 1).
+/// The cores this process may use, asked once (the standard library reads the cgroup's quota
+/// from files on every call).
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// A `rows x cols` row-major matrix of uniform values in [-1, 1): the values of one generator,
+/// made in pieces of a million by every core (B of the largest suite shape is 170 million).
 pub fn random_matrix(rows: usize, cols: usize, seed: u64) -> Vec<f32> {
-    let mut rng = Rng::new(seed);
-    (0..rows * cols).map(|_| rng.next_f32()).collect()
+    const PIECE: usize = 1 << 20;
+    let mut values = vec![0f32; rows * cols];
+    let threads = cores().clamp(1, values.len().div_ceil(PIECE).max(1));
+    let share = values.len().div_ceil(threads).max(1);
+    let fill = |t: usize, part: &mut [f32]| {
+        let mut rng = Rng::skipped(seed, (t * share) as u64);
+        part.iter_mut().for_each(|v| *v = rng.next_f32());
+    };
+    if threads == 1 {
+        fill(0, &mut values); // a small matrix: no thread to start
+    } else {
+        std::thread::scope(|scope| {
+            for (t, part) in values.chunks_mut(share).enumerate() {
+                scope.spawn(move || fill(t, part));
+            }
+        });
+    }
+    values
 }
 
 /// A fresh seed for a run, from the clock; printed so that a failure can be replayed.
@@ -90,6 +123,16 @@ impl Inputs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn made_in_pieces_as_in_one() {
+        // A matrix made by every core holds one generator's values in order.
+        for (rows, cols) in [(3, 5), (1, 1 << 20), (3, (1 << 20) + 7), (0, 9)] {
+            let mut rng = Rng::new(42);
+            let one: Vec<f32> = (0..rows * cols).map(|_| rng.next_f32()).collect();
+            assert_eq!(random_matrix(rows, cols, 42), one, "{rows} x {cols}");
+        }
+    }
 
     #[test]
     fn values_in_range_and_seeded() {
