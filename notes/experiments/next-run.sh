@@ -6,6 +6,9 @@
 #     target shapes in both block-scaled precisions; COST64 = 2 and 4 at 4096³;
 #   - step 14, c32-one-round.patch (notes/step14.md, "Next: per tensor with an FP32 C in one round"):
 #     checks, tune14 --beside at the four target shapes with an FP32 C;
+#   - step 15, swap-split.patch (notes/step15.md, "Next: A's tile shared out among a cluster's
+#     blocks"): checks, tune15 --beside at 64 and 128 x 4096 x 4096 and x 11008 x 4096, clusters of
+#     four at 128 x 11008 x 4096;
 #   - step 15, swap-multicast.patch at N = 11008 (notes/step15.md, "Next: the narrow tile of A shared
 #     at N = 11008"): checks, tune15 --beside at M = 64, 128 and 256, CLUSTER = 4 at M = 128;
 #   - first, the three cases of step 14's suite that the record at 8419964 did not reach in its time
@@ -70,7 +73,7 @@ for part in fp8-block-c32/again/ fp8-block-c32/same-bits/; do
   f=$L/suite-${part//\//-}.log; timeout 150 b/tests/step14-fp8-gpu "$part" > "$f" 2>&1
   say "suite $part rc=$? $(grep -E '^test result' "$f" | tail -1 | cut -c1-80) [$(el) s]"
 done
-NB=exp14/narrow-balanced.patch; C1=exp14/c32-one-round.patch; SM=exp15/swap-multicast.patch
+NB=exp14/narrow-balanced.patch; C1=exp14/c32-one-round.patch; SM=exp15/swap-multicast.patch; SS=exp15/swap-split.patch
 WIDE="cluster 2, group 8"
 # Quick checks first: a narrow column of 64 (4096³, 3000 x 5000 x 1000) and of 128 shared along K
 # (4096 x 4160 x 6000); per tensor with an FP32 C at odd shapes; swapped clusters at N = 11008.
@@ -78,6 +81,10 @@ for x in 4096x4096x4096 4096x4160x6000 3000x5000x1000; do for p in fp8-block fp8
   check balanced step14-fp8 $NB $p $x 0.5; done; done
 for x in 4096x4096x4096 1544x7184x2700; do check one-round step14-fp8 $C1 fp8-c32 $x 0.5; done
 for x in 129x11008x4096 255x11005x3001; do check multicast step15-skinny $SM fp16 $x 0.5 CLUSTER=2; done
+# A's rows shared out: BN / 2 a block (the rule's BN: 32 at M = 17, 64 at M = 63, 128 at M = 129).
+check split step15-skinny $SS fp16 63x4001x999 0.5 CLUSTER=2 A_BOX_ROWS=32
+check split step15-skinny $SS fp16 17x2048x1024 0.5 CLUSTER=2 A_BOX_ROWS=16
+check split step15-skinny $SS fp16 129x11008x4096 0.5 CLUSTER=2 A_BOX_ROWS=64
 keep
 for sh in 4096 4096x11008x4096 8192 4096x7168x16384; do
   for p in fp8-block fp8-block-c32; do beside balanced tune14 $sh $p "$WIDE" $NB; done
@@ -85,6 +92,11 @@ for sh in 4096 4096x11008x4096 8192 4096x7168x16384; do
 done
 keep
 for c in 2 4; do beside "balanced-cost64-$c" tune14 4096 fp8-block "$WIDE" $NB COST64=$c; done
+for x in 64x4096x4096:32 128x4096x4096:64 64x11008x4096:32 128x11008x4096:64; do
+  beside split tune15 "${x%:*}" fp16 "skew 6" $SS CLUSTER=2 "A_BOX_ROWS=${x#*:}"
+done
+beside split-4 tune15 128x11008x4096 fp16 "skew 6" $SS CLUSTER=4 A_BOX_ROWS=32
+keep
 for m in 64 128 256; do beside multicast tune15 ${m}x11008x4096 fp16 "skew 6" $SM CLUSTER=2; done
 beside multicast-4 tune15 128x11008x4096 fp16 "skew 6" $SM CLUSTER=4
 keep
@@ -93,10 +105,12 @@ for x in 1544x7184x2700 250x51600x3300; do for p in fp8-block fp8-block-c32; do
   [ "$(left)" -lt 40 ] || check balanced step14-fp8 $NB $p $x 0; done; done
 for x in 3000x5000x1000 1000x1001x999; do [ "$(left)" -lt 40 ] || check one-round step14-fp8 $C1 fp8-c32 $x 0; done
 for x in 63x11001x999 129x11008x4096; do [ "$(left)" -lt 40 ] || check multicast step15-skinny $SM bf16-c16 $x 0.5 CLUSTER=2; done
+[ "$(left)" -lt 40 ] || check split step15-skinny $SS bf16-c16 63x4001x999 0 CLUSTER=2 A_BOX_ROWS=32
 for tool in memcheck synccheck; do
   sanitize balanced $tool step14-fp8 $NB fp8-block 4096x4160x6000
   sanitize one-round $tool step14-fp8 $C1 fp8-c32 1544x7184x2700
   sanitize multicast $tool step15-skinny $SM fp16 63x11001x999 CLUSTER=2
+  sanitize split $tool step15-skinny $SS fp16 63x4001x999 CLUSTER=2 A_BOX_ROWS=32
 done
 keep
 say "done [$(el) s]"

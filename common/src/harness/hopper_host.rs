@@ -142,11 +142,18 @@ fn input_map(p: Precision, addr: u64, dims: &[usize], pitches: &[usize], boxes: 
 }
 // ANCHOR_END: input_map
 
-/// A's tensor map as the rungs load it: K-major as it is, boxes of BK x `rows`. Made once per
-/// buffer and shape, then reused (cuBLAS keeps its plans too).
+/// A's tensor map as the rungs load it: K-major as it is, boxes of BK x `rows`, or as an
+/// experiment's `--define A_BOX_ROWS=n` makes them (n rows: the blocks of a cluster each loading
+/// a share of a tile, `notes/experiments/step15-skinny/swap-split.patch`). Made once per buffer
+/// and shape, then reused (cuBLAS keeps its plans too).
 pub fn a_map(call: &mut HostCall<'_>, rows: usize, bk: usize) -> Result<TensorMap> {
     let Shape { m, k, .. } = call.gemm.shape;
     let p = call.precision;
+    let rows = match call.launch.value("A_BOX_ROWS") {
+        None => rows,
+        Some(r @ 1..=256) => r as usize,
+        Some(r) => return Err(crate::Error::BadInput(format!("A_BOX_ROWS={r}: a TMA box has 1 to 256 rows"))),
+    };
     let (a, pitch) = aligned_rows(call, "A with aligned rows", call.a.ptr(call.gpu), m, k, p.input(), true)?;
     let key = vec![0, a, m as u64, k as u64, rows as u64, bk as u64, p.code() as u64];
     call.workspace.tensor_map(key, || input_map(p, a, &[k, m], &[pitch], &[bk, rows]))
