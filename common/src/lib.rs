@@ -13,6 +13,7 @@
 //!   [`precision`](harness::precision), FP32 and the tensor-core precisions of steps 7-13;
 //!   [`problem`](harness::problem), a GEMM's shape and scalars, its FLOPs and minimal bytes;
 //!   [`data`](harness::data), seeded random inputs;
+//!   [`cores`](harness::cores), the host's cores for the harness's CPU work;
 //!   [`matrix`](harness::matrix), matrices on the GPU, their storage and guard zones;
 //!   [`launch`](harness::launch), a kernel's launch geometry;
 //!   [`step`](harness::step), the step as its crate declares it ([`step!`], [`precision_steps!`]);

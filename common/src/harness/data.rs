@@ -1,5 +1,6 @@
 //! Seeded random inputs. Never zeros: zeros hide unwritten outputs and wrong indexing.
 
+use crate::harness::cores::cores;
 use crate::harness::precision::SCALE_BLOCK;
 
 /// SplitMix64: tiny, fast, and good enough to make test matrices.
@@ -32,13 +33,6 @@ impl Rng {
     pub fn next_f32(&mut self) -> f32 {
         ((self.next_u64() >> 40) as f32) * (2.0 / (1u32 << 24) as f32) - 1.0
     }
-}
-
-/// The cores this process may use, asked once (the standard library reads the cgroup's quota
-/// from files on every call).
-pub fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// A `rows x cols` row-major matrix of uniform values in [-1, 1): the values of one generator,

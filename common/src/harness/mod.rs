@@ -3,6 +3,7 @@
 //! no other layer (the map of its modules is the crate's, in `lib.rs`).
 
 pub mod compile;
+pub mod cores;
 pub mod cubin;
 pub mod data;
 pub mod device;

@@ -179,7 +179,7 @@ pub fn cpu_reference(gemm: &Gemm, a: &[f32], b: &[f32], c0: &[f32], rows: &[usiz
     // A thread for every 4 million multiply-adds or so: a small problem (the verifier's own
     // tests check 100,000 of them) is ndarray's on the calling thread.
     let work = (rows.len() * s.n * s.k) >> 22;
-    let threads = crate::harness::data::cores().clamp(1, starts.len().min(work).max(1));
+    let threads = crate::harness::cores::cores().clamp(1, starts.len().min(work).max(1));
     if rows.len() > THREADED_ROWS || threads == 1 {
         return whole(gemm, a, b, c0, rows);
     }
@@ -224,22 +224,7 @@ pub fn cpu_reference(gemm: &Gemm, a: &[f32], b: &[f32], c0: &[f32], rows: &[usiz
         }
         c
     };
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let done: Vec<(usize, Array2<f64>)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let t = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(&j0) = starts.get(t) else { return mine };
-                        mine.push((j0, block(j0)));
-                    }
-                })
-            })
-            .collect();
-        workers.into_iter().flat_map(|w| w.join().expect("a reference thread panicked")).collect()
-    });
+    let done = crate::harness::cores::map_on_cores(starts.len(), threads, |t| (starts[t], block(starts[t])));
     assemble(rows, s.n, done.into_iter())
 }
 
