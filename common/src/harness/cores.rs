@@ -1,6 +1,5 @@
-//! The host's cores for the harness's CPU work: the inputs, the float64 reference and the
-//! comparisons of large problems, which a GPU node's 16 cores take in a fraction of the time one
-//! does.
+//! The host's cores for the harness's CPU work on large problems: the inputs, the float64
+//! reference and the comparisons, spread over a GPU node's cores (16 on the H200 machines).
 
 /// The cores this process may use, asked once (the standard library reads the cgroup's quota
 /// from files on every call).
