@@ -113,4 +113,14 @@ for tool in memcheck synccheck; do
   sanitize split $tool step15-skinny $SS fp16 63x4001x999 CLUSTER=2 A_BOX_ROWS=32
 done
 keep
+# The table last: each tune --beside, the step's and the experiment's % of cuBLAS round by round.
+say ""
+say "| run | the step, % of cuBLAS | the experiment |"
+say "|---|---|---|"
+for f in "$L"/b-*.log; do
+  [ -e "$f" ] || continue
+  say "$(awk -F'|' -v run="$(basename "$f" .log)" '
+    /^\| (fp|bf)/ { v = $7; gsub(/ /, "", v); if ($3 ~ /\.patch/) e = e (e ? ", " : "") v; else t = t (t ? ", " : "") v }
+    END { printf "| %s | %s | %s |", substr(run, 3), t ? t : "-", e ? e : "-" }' "$f")"
+done
 say "done [$(el) s]"
