@@ -24,7 +24,8 @@
 #   git rev-parse --short HEAD > .gpu/bundle-commit
 # and run from the repository root with .gpu/next.tgz and .gpu/bundle-commit carried:
 #   LIMIT=540 bash notes/experiments/next-run.sh
-# It writes $OUT/summary.md (a line a result, the table last) and $OUT/logs.tgz.
+# It writes $OUT/summary.md (a line a result, the table last) and $OUT/logs.tgz. A check that runs
+# past CHECK_LIMIT seconds (45) marks its patch as hung, and that patch's timed runs are skipped.
 set -u
 export CUDA_HOME=/usr/local/cuda LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64 PATH=$PATH:/usr/local/cuda/bin
 OUT=${OUT:?the folder whose files come back}
@@ -45,13 +46,20 @@ check() {
   local tag=$1 bin=$2 patch=$3 p=$4 x=$5 beta=$6; shift 6
   local defs=() d; for d in "$@"; do defs+=(--define "$d"); done
   local f=$L/v-$tag-$p-$x-$beta.log
-  timeout 120 "b/bin/$bin" --precision "$p" --shape "$x" --beta "$beta" --kernel "$patch" "${defs[@]}" --verify-only > "$f" 2>&1
-  say "check $tag $p $x beta $beta rc=$? $(grep -E 'vs (CPU|cuBLAS)' "$f" | sed 's/(limit.*//' | tr -s ' ' | tr '\n' ' ') [$(el) s]"
+  # A check takes seconds; one that hangs (a cluster that deadlocks) marks its patch, whose timed
+  # runs are then skipped.
+  timeout "${CHECK_LIMIT:-45}" "b/bin/$bin" --precision "$p" --shape "$x" --beta "$beta" --kernel "$patch" "${defs[@]}" --verify-only > "$f" 2>&1
+  local rc=$?
+  [ $rc -eq 124 ] && touch "$W/hung-$tag"
+  say "check $tag $p $x beta $beta rc=$rc $(grep -E 'vs (CPU|cuBLAS)' "$f" | sed 's/(limit.*//' | tr -s ' ' | tr '\n' ' ') [$(el) s]"
 }
+# Whether the patch of a run's tag (balanced-cost64-2: balanced) hung in a check.
+hung() { local t; for t in balanced one-round multicast split; do [[ $1 == "$t"* ]] && [ -e "$W/hung-$t" ] && return 0; done; return 1; }
 # One tune --beside: tag tuner shape precision only patch [define ...]; the rows as candidate: GFLOP/s, %s.
 beside() {
   local tag=$1 tuner=$2 x=$3 p=$4 only=$5 patch=$6; shift 6
   [ "$(left)" -lt 30 ] && { say "skip $tag $x $p: out of time"; return; }
+  hung "$tag" && { say "skip $tag $x $p: its patch hung in a check"; return; }
   local defs=() d; for d in "$@"; do defs+=(--define "$d"); done
   local f=$L/b-$tag-$p-$x.log
   timeout 150 "b/examples/$tuner" "$x" "$p" --only "$only" --kernel "$patch" "${defs[@]}" --beside --rounds 2 > "$f" 2>&1
@@ -61,6 +69,7 @@ beside() {
 sanitize() {
   local tag=$1 tool=$2 bin=$3 patch=$4 p=$5 x=$6; shift 6
   [ "$(left)" -lt 40 ] && { say "skip $tool $tag: out of time"; return; }
+  hung "$tag" && { say "skip $tool $tag: its patch hung in a check"; return; }
   local defs=() d; for d in "$@"; do defs+=(--define "$d"); done
   local f=$L/san-$tool-$tag.log
   timeout "$(( $(left) < 120 ? $(left) : 120 ))" compute-sanitizer --tool "$tool" --error-exitcode 9 "b/bin/$bin" --precision "$p" \
