@@ -142,6 +142,16 @@ fn input_map(p: Precision, addr: u64, dims: &[usize], pitches: &[usize], boxes: 
 }
 // ANCHOR_END: input_map
 
+/// The rows of a tensor map's boxes: `rows`, or what an experiment's `--define NAME=n` asks for
+/// (1 to 256, the TMA's limit).
+fn box_rows(call: &HostCall<'_>, name: &str, rows: usize) -> Result<usize> {
+    match call.launch.value(name) {
+        None => Ok(rows),
+        Some(r @ 1..=256) => Ok(r as usize),
+        Some(r) => Err(crate::Error::BadInput(format!("{name}={r}: a TMA box has 1 to 256 rows"))),
+    }
+}
+
 /// A's tensor map as the rungs load it: K-major as it is, boxes of BK x `rows`, or as an
 /// experiment's `--define A_BOX_ROWS=n` makes them (n rows: the blocks of a cluster each loading
 /// a share of a tile, `notes/experiments/step15-skinny/swap-split.patch`). Made once per buffer
@@ -149,11 +159,7 @@ fn input_map(p: Precision, addr: u64, dims: &[usize], pitches: &[usize], boxes: 
 pub fn a_map(call: &mut HostCall<'_>, rows: usize, bk: usize) -> Result<TensorMap> {
     let Shape { m, k, .. } = call.gemm.shape;
     let p = call.precision;
-    let rows = match call.launch.value("A_BOX_ROWS") {
-        None => rows,
-        Some(r @ 1..=256) => r as usize,
-        Some(r) => return Err(crate::Error::BadInput(format!("A_BOX_ROWS={r}: a TMA box has 1 to 256 rows"))),
-    };
+    let rows = box_rows(call, "A_BOX_ROWS", rows)?;
     let (a, pitch) = aligned_rows(call, "A with aligned rows", call.a.ptr(call.gpu), m, k, p.input(), true)?;
     let key = vec![0, a, m as u64, k as u64, rows as u64, bk as u64, p.code() as u64];
     call.workspace.tensor_map(key, || input_map(p, a, &[k, m], &[pitch], &[bk, rows]))
@@ -193,11 +199,7 @@ pub fn c_map(call: &mut HostCall<'_>, rows: usize) -> Result<(TensorMap, Option<
 /// C's boxes are 64 rows, or an experiment's `--define C_BOX_ROWS=n` (a kernel whose warps store
 /// their own rows: `notes/experiments/step14-fp8/before-wide/warp-stores.patch`).
 pub fn launch_through_c(call: &mut HostCall<'_>, a: &TensorMap, b: &TensorMap) -> Result<()> {
-    let rows = match call.launch.value("C_BOX_ROWS") {
-        None => 64,
-        Some(r @ 1..=256) => r as usize,
-        Some(r) => return Err(crate::Error::BadInput(format!("C_BOX_ROWS={r}: a TMA box has 1 to 256 rows"))),
-    };
+    let rows = box_rows(call, "C_BOX_ROWS", 64)?;
     let (c, padded) = c_map(call, rows)?;
     let grid = persistent_grid(call)?;
     launch_sgemm(call, (a, b), Some(&c), grid)?;

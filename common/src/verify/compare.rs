@@ -76,7 +76,8 @@ fn in_parts(against: &'static str, x: &Operands, part_rows: usize) -> Check {
         let rows = p * part_rows..((p + 1) * part_rows).min(expected.rows.len());
         compare_rows(x, rows)
     };
-    let threads = crate::harness::cores::cores().min(count).min(expected.values.len() / (4 * PART_ELEMENTS)).max(1);
+    // A thread for every 4 million elements or so (map_on_cores takes no more than the parts).
+    let threads = crate::harness::cores::cores().min(expected.values.len() / (4 * PART_ELEMENTS));
     let parts = crate::harness::cores::map_on_cores(count, threads, part);
     let mut check = Check {
         against,

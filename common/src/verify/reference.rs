@@ -8,7 +8,7 @@ use crate::harness::precision::{Elem, Precision};
 use crate::harness::problem::Gemm;
 use crate::{Error, Result};
 use cudarc::cublas::sys as cb;
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2, s};
+use ndarray::{Array2, ArrayView1, ArrayView2, s};
 
 /// How cuBLAS is asked to compute, recorded with every result.
 pub const CUBLAS_MATH: &str = "cublasGemmEx, CUBLAS_DEFAULT_MATH; FP32: CUBLAS_COMPUTE_32F (TF32 off), \
@@ -189,8 +189,7 @@ pub fn cpu_reference(gemm: &Gemm, a: &[f32], b: &[f32], c0: &[f32], rows: &[usiz
         let j1 = (j0 + REFERENCE_COLS).min(s.n);
         let w = j1 - j0;
         let mut c = Array2::<f64>::zeros((rows.len(), w));
-        let mut b_row = Array1::<f64>::zeros(w);
-        let b_row = b_row.as_slice_mut().expect("a new array is contiguous");
+        let mut b_row = vec![0f64; w];
         let sums = c.as_slice_mut().expect("a new array is contiguous");
         for kk in 0..s.k {
             b_row.iter_mut().zip(b.slice(s![kk, j0..j1])).for_each(|(d, &v)| *d = v as f64);
@@ -224,16 +223,11 @@ pub fn cpu_reference(gemm: &Gemm, a: &[f32], b: &[f32], c0: &[f32], rows: &[usiz
         }
         c
     };
-    let done = crate::harness::cores::map_on_cores(starts.len(), threads, |t| (starts[t], block(starts[t])));
-    assemble(rows, s.n, done.into_iter())
-}
-
-/// The reference of `rows` from its blocks of columns, each with its first column.
-fn assemble(rows: &[usize], n: usize, blocks: impl Iterator<Item = (usize, Array2<f64>)>) -> Reference {
-    let mut values = vec![0f64; rows.len() * n];
-    for (j0, c) in blocks {
+    let blocks = crate::harness::cores::map_on_cores(starts.len(), threads, |t| block(starts[t]));
+    let mut values = vec![0f64; rows.len() * s.n];
+    for (&j0, c) in starts.iter().zip(blocks) {
         for (i, row) in c.rows().into_iter().enumerate() {
-            values[i * n + j0..i * n + j0 + row.len()].iter_mut().zip(row).for_each(|(d, &v)| *d = v);
+            values[i * s.n + j0..i * s.n + j0 + row.len()].iter_mut().zip(row).for_each(|(d, &v)| *d = v);
         }
     }
     Reference { rows: rows.to_vec(), values }
