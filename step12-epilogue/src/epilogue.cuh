@@ -61,9 +61,9 @@ __device__ __forceinline__ void write_chunk(unsigned buf, int q, const float (&d
     }
 }
 // One consumer's 64 x W tile of accumulators d to C at (row, col) through its NB staging
-// buffers at `stage` (two; step 14's 192-wide tiles three), NB chunks at a time: one in each
-// buffer, then one proxy fence and one barrier for the round (the fence waits for the writes
-// before it, so paying it per round divides that wait). Before a round's writes, the last round's
+// buffers at `stage` (two; step 14's 192-wide tiles three, its per-tensor FP32 C four), NB
+// chunks at a time: one in each buffer, then one proxy fence and one barrier for the round (the
+// fence waits for the writes before it, so paying it per round divides that wait). Before a round's writes, the last round's
 // stores must be done reading the buffers. The consumer's 128 threads meet at named barrier `id`;
 // thread 0 talks to the TMA. With READ_C the TMA first loads the round's old C into the buffers
 // (`loaded`, NB barriers; `chunks` counts the consumer's chunks so far, for their parity). A last
@@ -77,7 +77,7 @@ __device__ __forceinline__ void store_chunks_as(const TensorMap* tmC, unsigned s
                                                 float alpha, float beta) {
     constexpr int CHUNK_COLS = 128 / (int)sizeof(typename P::out_t), NC = W / CHUNK_COLS;
     static_assert(W % CHUNK_COLS == 0, "whole chunks");
-    static_assert(NB == 2 || NB == 3, "two or three staging buffers");
+    static_assert(NB >= 2 && NB <= 4, "two to four staging buffers");
     const int tid = threadIdx.x % 128;
 #pragma unroll
     for (int q = 0; q < NC; q += NB, chunks += NB) {
@@ -97,6 +97,7 @@ __device__ __forceinline__ void store_chunks_as(const TensorMap* tmC, unsigned s
         write_chunk<P, READ_C>(stage, q, d, alpha, beta);
         if (n >= 2) write_chunk<P, READ_C>(stage + CHUNK_BYTES, q + 1, d, alpha, beta);
         if (n >= 3) write_chunk<P, READ_C>(stage + 2 * CHUNK_BYTES, q + 2, d, alpha, beta);
+        if (n >= 4) write_chunk<P, READ_C>(stage + 3 * CHUNK_BYTES, q + 3, d, alpha, beta);
         // Every thread's writes, ordered before the TMA reads them; then one thread stores.
         fence_async_shared();
         named_sync(id, 128);

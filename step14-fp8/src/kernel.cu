@@ -17,8 +17,8 @@
 // Everything else is step 12's: the warp-specialized block, the persistent schedule in clusters
 // (whose last wave, where it is too small to share out alone, is shared out with the wave before
 // it: Jobs), C through shared memory and the TMA (BF16, or FP32 for the _C32 precisions; three
-// staging buffers a consumer for a 192-wide tile, CBUF). The signature is step 12's with the
-// scales of A and B after C.
+// staging buffers a consumer for a 192-wide tile, four for the per-tensor FP32 C's: CBUF). The
+// signature is step 12's with the scales of A and B after C.
 #include "sgemm.cuh"
 #include "hopper.cuh"
 #include "tensor.cuh"  // cp.async copies: the block scales' ring
@@ -66,8 +66,9 @@ static_assert(BK == 128 && (BN % 128 == 0 || BN == 192), "a K-tile is one block 
 #define TURNS (P::block && BN % 128 != 0)
 // Staging buffers of C a consumer: three for a 192-wide tile, so that its three chunks of BF16
 // leave in one round (an FP32 C's six in two), without waiting halfway for the TMA to read the
-// first buffers while the tensor cores wait for both consumers (lib.rs leaves the room).
-#define CBUF (TURNS ? 3 : 2)
+// first buffers while the tensor cores wait for both consumers; four for per-tensor scales' FP32
+// C, whose 128-wide tile is four chunks (lib.rs leaves the room, in place of a buffer of tiles).
+#define CBUF (TURNS ? 3 : !P::block && sizeof(P::out_t) == 4 && BN == 128 ? 4 : 2)
 constexpr unsigned short MULTICAST = CLUSTER > 1 ? (1 << CLUSTER) - 1 : 0;
 // The block scales of one K-tile that a thread needs: A's of its two rows, B's of the tile's blocks.
 struct Scales {

@@ -8,14 +8,28 @@ use common::{Launch, Precision, Shape};
 
 // ANCHOR: tiles
 /// 128 x 128 tiles: a consumer holds its 64 x 128 FP32 sums and two K-tiles' 64 x 128 beside
-/// them (192 registers a thread); six buffers of 32 KiB and the staging of C fill the SM. With
-/// block scales five, and the consumers' rings of scales in the sixth's room; and where [`wide`]
-/// says, the consumers take turns with one K-tile's sums each, which leaves room for tiles 192
-/// wide (64 x 192 twice: 192 registers) in four buffers of 40 KiB.
+/// them (192 registers a thread); six buffers of 32 KiB and the staging of C fill the SM. With an
+/// FP32 C five, and two more staging buffers a consumer in the sixth's room, so that a tile's
+/// four chunks leave in one round. With block scales five, and the consumers' rings of scales in
+/// the sixth's room; and where [`wide`] says, the consumers take turns with one K-tile's sums
+/// each, which leaves room for tiles 192 wide (64 x 192 twice: 192 registers) in four buffers of
+/// 40 KiB.
 pub const fn tiles(p: Precision) -> HopperTiles {
-    match block(p) {
-        true => HopperTiles { bm: 128, bn: 192, stages: 4, cluster: 2, group: 8 },
-        false => HopperTiles { bm: 128, bn: 128, stages: 6, cluster: 2, group: 8 },
+    match (block(p), p.output().bytes()) {
+        (true, _) => HopperTiles { bm: 128, bn: 192, stages: 4, cluster: 2, group: 8 },
+        (false, 4) => HopperTiles { bm: 128, bn: 128, stages: 5, cluster: 2, group: 8 },
+        (false, _) => HopperTiles { bm: 128, bn: 128, stages: 6, cluster: 2, group: 8 },
+    }
+}
+
+/// Staging buffers of C a consumer, as kernel.cu's CBUF counts them: three for a 192-wide tile
+/// (block scales, where the consumers take turns), four for a 128-wide tile of FP32 with the
+/// tensors' scales, else two.
+const fn staging_buffers(p: Precision, bn: usize) -> usize {
+    match (block(p), bn % 128 != 0, p.output().bytes() == 4 && bn == 128) {
+        (true, true, _) => 3,
+        (false, _, true) => 4,
+        _ => 2,
     }
 }
 
@@ -41,16 +55,15 @@ const fn block(p: Precision) -> bool {
 // ANCHOR_END: tiles
 
 // ANCHOR: launch
-/// Step 12's launch: a persistent grid of clusters, two staging buffers of C per consumer (three
-/// for a 192-wide tile, kernel.cu's CBUF), and with block scales each consumer's ring of them.
+/// Step 12's launch: a persistent grid of clusters, the staging buffers of C per consumer that
+/// kernel.cu's CBUF counts, and with block scales each consumer's ring of them.
 pub fn launch_with(s: &Shape, p: Precision, t: HopperTiles) -> Launch {
     // The block scales' 192-wide tiles where they pay, else the 128-wide ones. Tiles that are not
     // the step's own (a tuner's candidate, an experiment's defines) are launched as they are.
     let narrow = HopperTiles { bn: 128, stages: 5, ..t };
     let t = if block(p) && t == tiles(p) && !wide(s) { narrow } else { t };
     let consumers = t.bm / 64;
-    let buffers = if block(p) && t.bn % 128 != 0 { 3 } else { 2 };
-    let staging = consumers * buffers * CHUNK_BYTES;
+    let staging = consumers * staging_buffers(p, t.bn) * CHUNK_BYTES;
     let rings = if block(p) { consumers * SCALE_RING_BYTES } else { 0 };
     t.launch(s, p, (t.jobs(s) * t.cluster, 1, 1), 128 * (consumers + 1) as u32, 1, staging + rings)
 }
@@ -74,20 +87,30 @@ mod tests {
     }
 
     /// The host leaves each consumer the staging buffers of C that the kernel uses: three where the
-    /// consumers take turns (block scales, a tile not a multiple of 128 wide), else two.
+    /// consumers take turns (block scales, a tile not a multiple of 128 wide), four for a 128-wide
+    /// tile of FP32 with the tensors' scales, else two.
     #[test]
     fn the_staging_is_the_kernels() {
+        use super::{CHUNK_BYTES, FP8, FP8_C32, staging_buffers};
+        use common::Precision::{Fp8, Fp8Block, Fp8BlockC32, Fp8C32};
         let kernel = include_str!("kernel.cu");
-        for rule in ["#define TURNS (P::block && BN % 128 != 0)", "#define CBUF (TURNS ? 3 : 2)"] {
+        let rule = "#define CBUF (TURNS ? 3 : !P::block && sizeof(P::out_t) == 4 && BN == 128 ? 4 : 2)";
+        for rule in ["#define TURNS (P::block && BN % 128 != 0)", rule] {
             assert!(kernel.contains(rule), "kernel.cu has no `{rule}`");
         }
+        let counts = [(Fp8, 128, 2), (Fp8C32, 128, 4), (Fp8C32, 256, 2), (Fp8Block, 192, 3), (Fp8BlockC32, 128, 2)];
+        for (p, bn, n) in counts {
+            assert_eq!(staging_buffers(p, bn), n, "{p:?} {bn} wide");
+        }
         let s = common::Shape::new(4096, 4096, 4096);
-        let follow = super::FP8.follow.expect("step 14 follows its tile defines");
+        let follow = FP8.follow.expect("step 14 follows its tile defines");
         let per_tensor_192 = follow(&s, &[("BN", 192), ("STAGES", 4)]);
-        assert_eq!(
-            per_tensor_192.dynamic_smem_bytes as usize,
-            4 * 128 * (128 + 192) + 2 * 2 * super::CHUNK_BYTES + 1024
-        );
+        assert_eq!(per_tensor_192.dynamic_smem_bytes as usize, 4 * 128 * (128 + 192) + 2 * 2 * CHUNK_BYTES + 1024);
+        // An FP32 C: five buffers of tiles, and four staging buffers in the sixth's room.
+        let c32 = (FP8_C32.launch)(&s);
+        assert_eq!(c32.value("STAGES"), Some(5));
+        assert_eq!(c32.dynamic_smem_bytes as usize, 5 * 128 * (128 + 128) + 2 * 4 * CHUNK_BYTES + 1024);
+        assert_eq!(c32.dynamic_smem_bytes, (FP8.launch)(&s).dynamic_smem_bytes);
     }
 
     /// The rule of the block scales' tile width, at the sweep's and the target's shapes.
