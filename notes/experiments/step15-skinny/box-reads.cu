@@ -159,8 +159,13 @@ int main() {
     }
     cudaMemset(B, 1, most);
     cudaMemset(A, 1, 256 * 11008 * 2);
-    cudaFuncSetAttribute(boxes, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024);
-    cudaFuncSetAttribute(bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024);
+    // The opt-in limit counts the static shared memory too (the barriers): leave it 1 KiB.
+    constexpr int SMEM = 226 * 1024;
+    if (cudaFuncSetAttribute(boxes, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM) != cudaSuccess ||
+        cudaFuncSetAttribute(bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM) != cudaSuccess) {
+        printf("error: %s\n", cudaGetErrorString(cudaGetLastError()));
+        return 1;
+    }
     printf("| shape (the rung's tile) | loads | blocks | buffers | one at a time: us | TB/s of B | back to back: us | TB/s of B |\n");
     printf("|---|---|---:|---:|---:|---:|---:|---:|\n");
     struct Shape { int m, n, k, bm, bn, slices, stages; } shapes[] = {
@@ -176,6 +181,13 @@ int main() {
         char tag[64];
         snprintf(tag, sizeof tag, "%d x %d x %d (%d x %d)", s.m, s.n, s.k, s.bm, s.bn);
         auto row = [&](const char* name, int grid, int buffers, auto launch) {
+            launch();
+            cudaError_t e = cudaGetLastError();  // a launch refused
+            if (e == cudaSuccess) e = cudaDeviceSynchronize();  // or one that failed
+            if (e != cudaSuccess) {
+                printf("| %s | %s | %d | %d | error: %s | | | |\n", tag, name, grid, buffers, cudaGetErrorString(e));
+                return;
+            }
             const float one = timed(launch, 1), b2b = timed(launch, 20);
             printf("| %s | %s | %d | %d | %.2f | %.2f | %.2f | %.2f |\n", tag, name, grid, buffers, one, bytes / (one * 1e-6) / 1e12, b2b,
                    bytes / (b2b * 1e-6) / 1e12);
@@ -184,7 +196,7 @@ int main() {
         auto variant = [&](const char* name, int bk, bool hs, bool with_a, int stages) {
             Cfg c{tiles, s.slices, s.bm / 64, bk, with_a ? s.bn : 0, stages, hs ? 1 : 0, s.k / bk};
             const int stage = c.boxes * 64 * bk * 2 + c.a_rows * bk * 2;
-            if (stages * stage + 1024 > 227 * 1024) return;
+            if (stages * stage + 1024 > SMEM) return;
             const CUtensorMap& mb = bk == 64 ? mb64 : mb128;
             row(name, blocks, stages, [&] { boxes<<<blocks, 64, stages * stage + 1024>>>(mb, ma, c, sink); });
         };
