@@ -166,16 +166,19 @@ pub fn a_map(call: &mut HostCall<'_>, rows: usize, bk: usize) -> Result<TensorMa
 }
 
 /// B's tensor map as the rungs load it: N-major as it is, boxes of 128 bytes (64 halves or 32
-/// floats) x BK, or as an experiment's `--define B_BOX_COLS=n` makes them (n columns, swizzled
-/// across their 2n or 4n bytes); or, stored K-major (FP8, N x K), boxes of BK x 64 rows of N.
+/// floats) x BK, or as an experiment's `--define B_BOX_COLS=n` and `--define B_BOX_ROWS=n` make
+/// them (n columns, swizzled across their 2n or 4n bytes; n rows of K, two K-tiles in one box:
+/// `notes/experiments/step15-skinny/tall-boxes.patch`); or, stored K-major (FP8, N x K), boxes of
+/// BK x 64 rows of N.
 pub fn b_map(call: &mut HostCall<'_>, bk: usize) -> Result<TensorMap> {
     let Shape { n, k, .. } = call.gemm.shape;
     let p = call.precision;
     let (rows, cols) = if p.b_k_major() { (n, k) } else { (k, n) };
     let (b, pitch) = aligned_rows(call, "B with aligned rows", call.b.ptr(call.gpu), rows, cols, p.input(), true)?;
     let box_cols = call.launch.value("B_BOX_COLS").map_or(128 / p.input().bytes(), |c| c.max(0) as usize);
-    let key = vec![1, b, n as u64, k as u64, bk as u64, p.code() as u64, box_cols as u64];
-    let boxes = if p.b_k_major() { [bk, 64] } else { [box_cols, bk] };
+    let box_rows = box_rows(call, "B_BOX_ROWS", bk)?;
+    let key = vec![1, b, n as u64, k as u64, box_rows as u64, p.code() as u64, box_cols as u64];
+    let boxes = if p.b_k_major() { [bk, 64] } else { [box_cols, box_rows] };
     call.workspace.tensor_map(key, || input_map(p, b, &[cols, rows], &[pitch], &boxes))
 }
 
