@@ -60,17 +60,17 @@ __device__ __forceinline__ void write_chunk(unsigned buf, int q, const float (&d
         }
     }
 }
-// One consumer's 64 x W tile of accumulators d to C at (row, col) through its NB staging
-// buffers at `stage` (two; step 14's 192-wide tiles three, its per-tensor FP32 C four), NB
-// chunks at a time: one in each buffer, then one proxy fence and one barrier for the round (the
-// fence waits for the writes before it, so paying it per round divides that wait). Before a round's writes, the last round's
-// stores must be done reading the buffers. The consumer's 128 threads meet at named barrier `id`;
-// thread 0 talks to the TMA. With READ_C the TMA first loads the round's old C into the buffers
-// (`loaded`, NB barriers; `chunks` counts the consumer's chunks so far, for their parity). A last
-// round with fewer chunks than buffers (64 columns of BF16 in two) leaves the others' barriers
-// turning on an arrival of no bytes, so that the parity holds for all. beta picks one of two
-// copies of the loop (READ_C), so that a C that is not read costs no instructions (a test inside
-// the loop would be issued, predicated off, for every element).
+// One consumer's 64 x W tile of accumulators d to C at (row, col) through its NB staging buffers at
+// `stage` (two; step 14's 192-wide tiles three, its per-tensor FP32 C four), NB chunks at a time:
+// one in each buffer, then one proxy fence and one barrier for the round (the fence waits for the
+// writes before it, so paying it per round divides that wait). Before a round's writes, the last
+// round's stores must be done reading the buffers. The consumer's 128 threads meet at named barrier
+// `id`; thread 0 talks to the TMA. With READ_C the TMA first loads the round's old C into the
+// buffers (`loaded`, NB barriers; `chunks` counts the consumer's chunks so far, for their parity).
+// A last round with fewer chunks than buffers (64 columns of BF16 in two) leaves the others'
+// barriers turning on an arrival of no bytes, so that the parity holds for all. beta picks one of
+// two copies of the loop (READ_C), so that a C that is not read costs no instructions (a test
+// inside the loop would be issued, predicated off, for every element).
 template <class P, bool READ_C, int W, int NB, int NREG>
 __device__ __forceinline__ void store_chunks_as(const TensorMap* tmC, unsigned stage, unsigned long long* loaded,
                                                 int id, int& chunks, int row, int col, const float (&d)[NREG],
