@@ -12,7 +12,9 @@
 //   +A:    A's tile too (M x K, K contiguous, boxes of 64 of K by BN rows of M), from L2 after its
 //          first read, as the rung loads it.
 // Each row of the table is timed one launch at a time and back to back (as read-ceiling.cu), and
-// says TB/s of B alone. Outside the harness: built and run on the GPU machine with
+// says TB/s of B alone. Every block asks for at least ONE_AN_SM bytes of shared memory, so that no
+// two share an SM, as the rung's never do (the table of 2026-12-01 ran without it, and its small
+// rings could put two or three blocks on one SM). Outside the harness: built and run on the GPU machine with
 //   nvcc -O3 -arch=sm_90a -o box-reads box-reads.cu && ./box-reads
 // (the driver's cuTensorMapEncodeTiled through the runtime's entry point: no -lcuda needed).
 #include <cstdio>
@@ -160,7 +162,8 @@ int main() {
     cudaMemset(B, 1, most);
     cudaMemset(A, 1, 256 * 11008 * 2);
     // The opt-in limit counts the static shared memory too (the barriers): leave it 1 KiB.
-    constexpr int SMEM = 226 * 1024;
+    constexpr int SMEM = 226 * 1024, ONE_AN_SM = 120 * 1024;  // two of 120 KiB exceed an SM's 228
+    auto room = [](int bytes) { return bytes > ONE_AN_SM ? bytes : ONE_AN_SM; };
     if (cudaFuncSetAttribute(boxes, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM) != cudaSuccess ||
         cudaFuncSetAttribute(bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM) != cudaSuccess) {
         printf("error: %s\n", cudaGetErrorString(cudaGetLastError()));
@@ -192,13 +195,13 @@ int main() {
             printf("| %s | %s | %d | %d | %.2f | %.2f | %.2f | %.2f |\n", tag, name, grid, buffers, one, bytes / (one * 1e-6) / 1e12, b2b,
                    bytes / (b2b * 1e-6) / 1e12);
         };
-        row("bulk 16 KiB", blocks, 6, [&] { bulk<<<blocks, 32, 6 * 16384 + 1024>>>(B, bytes / 16384, 6, sink); });
+        row("bulk 16 KiB", blocks, 6, [&] { bulk<<<blocks, 32, room(6 * 16384 + 1024)>>>(B, bytes / 16384, 6, sink); });
         auto variant = [&](const char* name, int bk, bool hs, bool with_a, int stages) {
             Cfg c{tiles, s.slices, s.bm / 64, bk, with_a ? s.bn : 0, stages, hs ? 1 : 0, s.k / bk};
             const int stage = c.boxes * 64 * bk * 2 + c.a_rows * bk * 2;
             if (stages * stage + 1024 > SMEM) return;
             const CUtensorMap& mb = bk == 64 ? mb64 : mb128;
-            row(name, blocks, stages, [&] { boxes<<<blocks, 64, stages * stage + 1024>>>(mb, ma, c, sink); });
+            row(name, blocks, stages, [&] { boxes<<<blocks, 64, room(stages * stage + 1024)>>>(mb, ma, c, sink); });
         };
         variant("B", 64, false, false, s.stages);
         variant("B +hs", 64, true, false, s.stages);
