@@ -12,6 +12,7 @@
 //   nvcc -O3 -arch=sm_90a -o read-ceiling read-ceiling.cu && ./read-ceiling
 #include <cstdio>
 #include <cuda_runtime.h>
+#include "timed.cuh"  // one launch at a time, or back to back
 
 constexpr int BUF = 16384, MAX_STAGES = 12;
 
@@ -48,29 +49,6 @@ __global__ void __launch_bounds__(32) bulk(const char* B, long long pieces, int 
     }
     for (long long j = it > stages ? it - stages : 0; j < it; ++j) wait(j);
     sink[blockIdx.x] = ((volatile unsigned*)ring)[0];
-}
-
-// Microseconds a launch: the median of 15 single launches (each between its own events), or of 15
-// batches of 20 launches in a row (events around the batch, divided by 20).
-template <class Launch> float timed(Launch launch, int batch) {
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    float t[15];
-    for (int w = 0; w < 5; ++w) launch();
-    for (int r = 0; r < 15; ++r) {
-        cudaEventRecord(e0);
-        for (int i = 0; i < batch; ++i) launch();
-        cudaEventRecord(e1);
-        cudaEventSynchronize(e1);
-        cudaEventElapsedTime(&t[r], e0, e1);
-        t[r] *= 1000.0f / batch;
-    }
-    for (int i = 1; i < 15; ++i)
-        for (int j = i; j > 0 && t[j] < t[j - 1]; --j) { const float x = t[j]; t[j] = t[j - 1], t[j - 1] = x; }
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    return t[7];
 }
 
 int main() {
