@@ -137,6 +137,30 @@ __device__ __forceinline__ void tma_load(unsigned dst, const TensorMap* map, uns
 }
 // ANCHOR_END: tma
 
+// ANCHOR: tma_priority
+// L2 priorities for the TMA's loads, as cache policies (createpolicy): evict-first for bytes a
+// kernel reads once, so that L2 gives them up before anything else, and evict-last for bytes
+// that every block reads again.
+__device__ __forceinline__ unsigned long long l2_evict_first() {
+    unsigned long long policy;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+    return policy;
+}
+__device__ __forceinline__ unsigned long long l2_evict_last() {
+    unsigned long long policy;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+    return policy;
+}
+// tma_load (2-dimensional, no multicast) with one of those priorities.
+__device__ __forceinline__ void tma_load_priority(unsigned dst, const TensorMap* map, unsigned bar, int x, int y,
+                                                  unsigned long long policy) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+                 " [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(dst),
+                 "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(x), "r"(y), "l"(policy)
+                 : "memory");
+}
+// ANCHOR_END: tma_priority
+
 // ANCHOR: tma_store
 // A box of shared memory at `src` into the tensor `map` at (x, y); the TMA writes only what lies
 // inside the tensor. The copy reads shared memory after the instruction has issued: ordinary

@@ -9,9 +9,10 @@
 // under half of the SMs the K-tiles of each tile are cut into slices (SPREAD, skinny.cuh),
 // numbered slice by slice so that the clusters at work at one moment read the same rows of B side
 // by side; the block with a tile's last slice adds the partial sums of the slices before it, in a
-// fixed order, so that a launch on the same GPU gives the same bits. The epilogue writes the tile
-// of C^T into C transposed (skinny.cuh). Without SWAP and SPREAD (M large), this is step 12's
-// kernel and launch.
+// fixed order, so that a launch on the same GPU gives the same bits. Where B is larger than L2
+// (STREAM), its loads are marked to leave L2 first and A's, which every tile reads, last. The
+// epilogue writes the tile of C^T into C transposed (skinny.cuh). Without SWAP and SPREAD (M
+// large), this is step 12's kernel and launch.
 //
 // C is stored as Prec<PREC>::out_t: FP32, or for FP16_C16 and BF16_C16 the inputs' 16-bit type.
 // The signature is step 12's: A, B and C as their tensor maps.
@@ -72,6 +73,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
         setmaxnreg_dec<40>();
         if (tid == 0) {
             int it = 0;  // buffers filled so far: the ring runs on from one unit to the next
+            const unsigned long long first = STREAM ? l2_evict_first() : 0, last = STREAM ? l2_evict_last() : 0;
             Work w;
             for (int n = 0; jobs.wave(cluster, n, ROWS, COLS, rank, w); ++n) {
                 // B comes in boxes of 64 columns of C (8 KiB: 64 x BK); this block loads its
@@ -87,8 +89,10 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                     if constexpr (SWAP) {
                         // B^T's rows: BM columns of B in boxes of 64; A^T's columns: BN rows of A.
                         for (int j = 0; j < BM / 64; ++j)
-                            tma_load(a_tile(s) + j * BOX_BYTES, &tmB, bar, w.at.x + 64 * j, k);
-                        tma_load(b_tile(s), &tmA, bar, k, w.at.y);
+                            if (STREAM) tma_load_priority(a_tile(s) + j * BOX_BYTES, &tmB, bar, w.at.x + 64 * j, k, first);
+                            else tma_load(a_tile(s) + j * BOX_BYTES, &tmB, bar, w.at.x + 64 * j, k);
+                        if (STREAM) tma_load_priority(b_tile(s), &tmA, bar, k, w.at.y, last);
+                        else tma_load(b_tile(s), &tmA, bar, k, w.at.y);
                     } else {
                         tma_load(a_tile(s), &tmA, bar, k, w.at.x);
                         for (int j = rank * boxes; j < (int)(rank + 1) * boxes; ++j)

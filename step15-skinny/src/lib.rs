@@ -57,6 +57,17 @@ pub fn plan(s: &Shape) -> Plan {
 /// `notes/step15.md`, "Next: a shallower ring").
 pub const RINGS: &[(usize, usize)] = &[(4096, 6), (usize::MAX, 8)];
 
+/// L2 of the larger of the GPUs the rule was measured on (an H200's 60 MB; an H100 SXM's is 50).
+pub const L2_BYTES: usize = 60 << 20;
+
+/// Whether B streams through the kernel, marked to leave L2 first (and A to stay): where B is
+/// larger than L2, no run could find it there again. Where it fits (32 MiB at N = K = 4096) a
+/// timed run finds part of it in L2 from the run before, which evict-first would give up
+/// (`notes/step15.md`, "Next: which priority pays").
+pub fn streams(s: &Shape, p: Precision) -> bool {
+    s.n * s.k * p.input().bytes() > L2_BYTES
+}
+
 /// Tiles of C^T at `s` swapped, each `bm` rows of N by `bn` of M.
 pub fn swapped_tiles(s: &Shape, bm: usize, bn: usize) -> usize {
     s.n.div_ceil(bm) * s.m.div_ceil(bn)
@@ -147,8 +158,9 @@ pub fn launch_plan(s: &Shape, p: Precision, t: SkinnyTiles, plan: Plan) -> Launc
                 .define("HALVES", 0)
                 .define("SWAP", 1)
                 .define("SKEW", skew as i64)
+                .define("STREAM", streams(s, p) as i64)
         }
-        _ => step12_epilogue::launch_with(s, p, t.step12).define("SWAP", 0),
+        _ => step12_epilogue::launch_with(s, p, t.step12).define("SWAP", 0).define("STREAM", 0),
     };
     launch.define("SPREAD", (small && t.spread) as i64)
 }
@@ -225,11 +237,27 @@ mod tests {
             for p in [Precision::F16, Precision::Bf16C16] {
                 let ours = launch_with(&s, p, tiles(p));
                 let step12 = step12_epilogue::launch_with(&s, p, step12_epilogue::tiles(p));
-                assert_eq!(ours, step12.define("SWAP", 0).define("SPREAD", 0), "{s} {p}");
+                assert_eq!(ours, step12.define("SWAP", 0).define("STREAM", 0).define("SPREAD", 0), "{s} {p}");
             }
         }
         // A tall product stays unswapped: M above N.
         assert_eq!(plan(&Shape::new(200, 100, 64)), Plan::Step12);
+    }
+
+    /// B streams, marked evict-first, where it outgrows L2: the decode shapes' 90 MB weights, not
+    /// N = K = 4096's 32 MiB nor the cubes; unswapped launches never.
+    #[test]
+    fn b_streams_where_it_outgrows_l2() {
+        for p in [Precision::F16, Precision::Bf16C16] {
+            for m in [1, 8, 16, 32, 64, 128, 256] {
+                for (n, k, want) in [(11008, 4096, 1), (4096, 11008, 1), (4096, 4096, 0)] {
+                    let s = Shape::new(m, n, k);
+                    assert_eq!(launch_with(&s, p, tiles(p)).value("STREAM"), Some(want), "{s} {p}");
+                }
+            }
+            assert_eq!(launch_with(&Shape::cube(1024), p, tiles(p)).value("STREAM"), Some(0));
+            assert_eq!(launch_with(&Shape::new(1024, 16384, 8192), p, tiles(p)).value("STREAM"), Some(0));
+        }
     }
 
     /// The slices at the decode shapes on 132 SMs (an H100 SXM's or an H200's): N = 11008's 86 or
