@@ -7,8 +7,11 @@
 //! every variant the step launches, and where every CUBIN holds the same machine code (every
 //! section but the debug line tables, byte for byte) it records today's hash with the old one
 //! beside it (`rehashed` in that file). A step whose machine code changed is left stale: it needs
-//! `cargo xtask sweep` (a top rung `cargo xtask references`) on a GPU. A profile, one launch at
-//! one shape, is compared in that launch's variant alone. Needs git and NVRTC, no GPU.
+//! `cargo xtask sweep` (a top rung `cargo xtask references`) on a GPU, unless `--drop-changed`:
+//! where the machine code changed at some of the recorded shapes only (a rule that launches the
+//! kernel otherwise there), those shapes' figures are dropped, to time again with `--merge`, and the
+//! others kept under today's hash. A profile, one launch at one shape, is compared in that launch's
+//! variant alone. Needs git and NVRTC, no GPU.
 
 use crate::results::{Rehash, read, write};
 use common::harness::compile::{HEADERS, KernelSource};
@@ -24,6 +27,10 @@ pub struct Args {
     /// The results file (default: every file in results/)
     #[arg(long)]
     results: Option<PathBuf>,
+    /// Where a kernel's machine code changed at some of its recorded shapes only, drop those
+    /// shapes' figures (to time again with `--merge`) and keep the others
+    #[arg(long)]
+    drop_changed: bool,
 }
 
 /// What `git -C root ARGS` prints, or None where it fails.
@@ -44,6 +51,7 @@ struct Then<'r> {
     commit: String,
     from: String,
     texts: HashMap<&'static str, String>,
+    drop_changed: bool,
 }
 
 impl Then<'_> {
@@ -100,8 +108,39 @@ impl Then<'_> {
             true => same_machine_code_at(s, &old, &headers, shapes),
             false => same_machine_code(s, &old, &headers, shapes),
         };
-        let mut cubins = same(step)?;
-        if !only {
+        let (mut cubins, mut dropped) = (0, Vec::new());
+        match same(step) {
+            Ok(n) => cubins = n,
+            // Shape by shape: keep those whose variants compile as they did, the partial rungs' too.
+            Err(e) if self.drop_changed && !only => {
+                let mut distinct: Vec<common::Shape> = Vec::new();
+                for s in shapes {
+                    if !distinct.contains(s) {
+                        distinct.push(*s);
+                    }
+                }
+                for s in &distinct {
+                    let at = |st: &common::Step| same_machine_code_at(st, &old, &headers, std::slice::from_ref(s));
+                    match step
+                        .partials
+                        .iter()
+                        .try_fold(0, |n, p| Ok::<_, String>(n + at(&p.step)?))
+                        .and_then(|n| Ok(n + at(step)?))
+                    {
+                        Ok(n) => cubins += n,
+                        Err(_) => dropped.push(s.to_string()),
+                    }
+                }
+                dropped.sort();
+                dropped.dedup();
+                if dropped.len() == distinct.len() {
+                    return Err(e);
+                }
+                println!("{id}: other machine code at {}: their figures dropped", dropped.join(", "));
+            }
+            Err(e) => return Err(e),
+        }
+        if !only && dropped.is_empty() {
             for partial in step.partials {
                 cubins += same(&partial.step).map_err(|e| format!("{e} (its partial rung {})", partial.name))?;
             }
@@ -114,6 +153,7 @@ impl Then<'_> {
             to: now,
             cubins,
             date: crate::sweep::today(),
+            dropped,
         }))
     }
 }
@@ -123,7 +163,8 @@ pub fn run(args: Args) -> Result<(), String> {
     let commit = git(&root, &["rev-parse", "--verify", &format!("{}^{{commit}}", args.from)])
         .map(|c| c.trim().to_string())
         .ok_or_else(|| format!("{} is not a commit of {}", args.from, root.display()))?;
-    let mut then = Then { root: &root, commit, from: args.from.clone(), texts: HashMap::new() };
+    let mut then =
+        Then { root: &root, commit, from: args.from.clone(), texts: HashMap::new(), drop_changed: args.drop_changed };
     let shape = |(m, n, k): (u64, u64, u64)| common::Shape::new(m as usize, n as usize, k as usize);
     let mut tally = Tally::default();
     // The sweeps (results/*.json), and with --results only that file.
@@ -139,7 +180,16 @@ pub fn run(args: Args) -> Result<(), String> {
         let mut sweep = read(&file)?;
         let runs: Vec<_> = sweep.runs.iter().chain(&sweep.partials).map(|r| (r.step.clone(), r.shape())).collect();
         let shapes = |id: &str| runs.iter().filter(|(s, _)| s == id).map(|(_, mnk)| shape(*mnk)).collect();
+        let before = sweep.rehashed.len();
         if tally.file(&mut then, (&mut sweep.kernel_hashes, &mut sweep.rehashed), shapes, false) {
+            let moved = sweep.rehashed[before..].to_vec();
+            for r in &moved {
+                let gone = |run: &crate::results::Run| {
+                    run.step == r.step && r.dropped.contains(&shape(run.shape()).to_string())
+                };
+                sweep.runs.retain(|run| !gone(run));
+                sweep.partials.retain(|run| !gone(run));
+            }
             write(&file, &sweep)?;
             println!("wrote {}", file.display());
         }
@@ -149,7 +199,12 @@ pub fn run(args: Args) -> Result<(), String> {
         let mut refs: crate::references::References = crate::results::read_json(&file)?;
         let rows = &refs.rows;
         let shapes = |id: &str| rows.iter().filter(|r| r.who == id).map(|r| shape((r.m, r.n, r.k))).collect();
+        let before = refs.rehashed.len();
         if tally.file(&mut then, (&mut refs.kernel_hashes, &mut refs.rehashed), shapes, false) {
+            let moved = refs.rehashed[before..].to_vec();
+            for r in &moved {
+                refs = crate::references::drop_shapes(&refs, &r.step, &r.dropped)?;
+            }
             crate::references::write(&file, &refs)?;
             println!("wrote {}", file.display());
         }

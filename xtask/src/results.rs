@@ -52,6 +52,10 @@ pub struct Rehash {
     /// step launches, every target).
     pub cubins: usize,
     pub date: String,
+    /// Shapes (MxNxK) whose figures were dropped, where the machine code changed at them alone
+    /// (`rehash --drop-changed`): the hash stands for the kept shapes' figures, not for these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<String>,
 }
 
 /// The GPU a sweep ran on.

@@ -94,6 +94,10 @@ pub struct Args {
     /// (step 11 without multicast, ...), into the file's `partials`
     #[arg(long)]
     partials: bool,
+    /// Add to --out the runs this other copy of it timed since (those it holds otherwise, by step,
+    /// partial rung and shape) and stop, with no GPU: for a sweep merged into a copy of the file
+    #[arg(long, value_name = "FILE", requires = "out")]
+    take: Option<PathBuf>,
 }
 
 /// Device-to-device copy bandwidth, bytes read plus bytes written per second (median of 10).
@@ -322,7 +326,41 @@ fn measure(b: &mut Bench, at: &mut AtShape, swept: Swept, progress: &str) -> Res
     })
 }
 
-pub fn run(Args { out, steps: keys, shapes, decode, merge, partials }: Args) -> Result<(), String> {
+/// `--take`: `file` with the runs of `other` that it holds otherwise (or not at all), each in
+/// place of the file's run of the same step, partial rung and shape, and those steps' hashes. A
+/// step whose hash differs between the two must have all of its runs in the file taken.
+fn taken(mut file: Sweep, other: &Sweep) -> Result<Sweep, String> {
+    let key = |r: &Run| (r.step.clone(), r.partial.clone(), r.shape());
+    let text = |r: &Run| serde_json::to_string(&Run { date: None, ..r.clone() }).unwrap_or_default();
+    let holds = |f: &Sweep, r: &Run| f.runs.iter().chain(&f.partials).any(|x| key(x) == key(r) && text(x) == text(r));
+    let new: Vec<Run> = other.runs.iter().chain(&other.partials).filter(|r| !holds(&file, r)).cloned().collect();
+    let stale = |x: &&Run| {
+        new.iter().any(|r| r.step == x.step)
+            && !new.iter().any(|r| key(r) == key(x))
+            && other.kernel_hashes.get(&x.step) != file.kernel_hashes.get(&x.step)
+    };
+    if let Some(x) = file.runs.iter().chain(&file.partials).find(stale) {
+        return Err(format!("{} at {:?}: timed another kernel than the runs taken", x.step, x.shape()));
+    }
+    for r in &new {
+        file.runs.retain(|x| key(x) != key(r));
+        file.partials.retain(|x| key(x) != key(r));
+        if let Some(hash) = other.kernel_hashes.get(&r.step) {
+            file.kernel_hashes.insert(r.step.clone(), hash.clone());
+        }
+    }
+    println!("taking {} runs", new.len());
+    for r in new {
+        if r.partial.is_some() { file.partials.push(r) } else { file.runs.push(r) }
+    }
+    Ok(file)
+}
+
+pub fn run(Args { out, steps: keys, shapes, decode, merge, partials, take }: Args) -> Result<(), String> {
+    if let (Some(other), Some(out)) = (&take, &out) {
+        let file = taken(crate::results::read(out)?, &crate::results::read(other)?)?;
+        return write(out, &file);
+    }
     let swept = swept(&keys, partials)?;
     let shapes = with_decode(shapes, decode, default_shapes);
     let e = |e: common::Error| e.to_string();
@@ -462,6 +500,27 @@ mod tests {
         old.kernel_hashes.insert(step.id(), "0000000000000000".into());
         assert_eq!(kept_of(&old), (vec![], vec![]));
         std::fs::remove_file(&file).unwrap();
+    }
+
+    /// --take adds the runs the other copy timed since, in place of the file's of the same shape,
+    /// and refuses a step whose other runs in the file timed another kernel.
+    #[test]
+    fn a_take_adds_what_the_other_copy_timed() {
+        let root = crate::bundle::root();
+        let mut file = crate::results::read(&crate::results::files(&root).unwrap()[0]).unwrap();
+        let step = steps::find("11").unwrap();
+        let at = |r: &Run, m: u64, gflops: f64| Run { m, n: m, k: m, gflops, ..r.clone() };
+        let one = file.runs.iter().find(|r| r.step == step.id()).unwrap().clone();
+        file.runs = vec![at(&one, 4096, 1.0), at(&one, 1024, 1.0)];
+        file.partials.clear();
+        file.kernel_hashes.insert(step.id(), "new".into());
+        let mut other = file.clone();
+        other.runs = vec![at(&one, 4096, 2.0), at(&one, 1024, 1.0), at(&one, 2048, 3.0)];
+        let both = taken(file.clone(), &other).unwrap();
+        let runs: Vec<(u64, f64)> = both.runs.iter().map(|r| (r.m, r.gflops)).collect();
+        assert_eq!(runs, [(1024, 1.0), (4096, 2.0), (2048, 3.0)]);
+        other.kernel_hashes.insert(step.id(), "newer".into());
+        assert!(taken(file, &other).is_err());
     }
 
     #[test]

@@ -105,10 +105,17 @@ pub(super) fn taken(file: &References, other: &References) -> Result<References,
     let pair_rows = |f: &References, k: &(u64, u64, u64, String)| -> Vec<Row> {
         f.rows.iter().filter(|r| key(r) == *k).cloned().collect()
     };
+    // A pair the other copy timed with today's kernels: each rung's recorded hash is its kernel's
+    // now (a copy that left a rung's rows from before another change holds them under the old hash).
+    let today = |k: &(u64, u64, u64, String)| {
+        pair_rows(other, k)
+            .iter()
+            .all(|r| steps::by_id(&r.who).is_none_or(|s| other.kernel_hashes.get(&r.who) == Some(&s.kernel.hash())))
+    };
     let mut keys: Vec<(u64, u64, u64, String)> = Vec::new();
     for r in &other.rows {
         let k = key(r);
-        if !keys.contains(&k) && pair_rows(file, &k) != pair_rows(other, &k) {
+        if !keys.contains(&k) && pair_rows(file, &k) != pair_rows(other, &k) && today(&k) {
             keys.push(k);
         }
     }
@@ -117,7 +124,16 @@ pub(super) fn taken(file: &References, other: &References) -> Result<References,
         .map(|(m, n, k, p)| Ok((Shape::new(*m as usize, *n as usize, *k as usize), parse_precision(p)?)))
         .collect::<Result<Vec<_>, String>>()?;
     let has = |r: &Row| keys.contains(&key(r));
+    // The hashes of the rungs the taken pairs timed; the other copy's hashes of rungs it did not
+    // time again are the file's from before (or older), not a change.
+    let mut hashes = file.kernel_hashes.clone();
+    for r in other.rows.iter().filter(|r| has(r)) {
+        if let Some(hash) = other.kernel_hashes.get(&r.who) {
+            hashes.insert(r.who.clone(), hash.clone());
+        }
+    }
     let new = References {
+        kernel_hashes: hashes,
         rows: other.rows.iter().filter(|r| has(r)).cloned().collect(),
         verdict: other.verdict.iter().filter(|r| has(r)).cloned().collect(),
         clocks: other.clocks.iter().filter(|w| keys.contains(&(w.m, w.n, w.k, w.precision.clone()))).cloned().collect(),
@@ -230,7 +246,16 @@ mod tests {
         assert_eq!(left(&both.verdict), [(1, 1.0), (8, 4.0)]);
         // Nothing new: the file as it was. Another GPU's file: refused.
         assert_eq!(taken(&ours, &ours).unwrap().rows, ours.rows);
-        assert!(taken(&ours, &References { gpu: "another".into(), ..theirs }).is_err());
+        assert!(taken(&ours, &References { gpu: "another".into(), ..theirs.clone() }).is_err());
+        // A pair whose rung the other copy holds under a hash not its kernel's today (left from
+        // before a change it did not time again): not taken.
+        let rung = "step12-epilogue-fp16";
+        let old = References {
+            kernel_hashes: [(rung.to_string(), "0000000000000000".to_string())].into(),
+            rows: vec![at(1, "bf16", 1.0), at(8, "fp16", 4.0), Row { who: rung.into(), ..at(8, "fp16", 5.0) }],
+            ..theirs
+        };
+        assert_eq!(left(&taken(&ours, &old).unwrap().rows), left(&ours.rows));
     }
 
     #[test]

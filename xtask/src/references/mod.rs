@@ -181,6 +181,17 @@ pub fn write(path: &Path, refs: &References) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// `refs` without its rows of the shapes `rehash --drop-changed` dropped for the top rung `id`:
+/// the pairs of those shapes in the rung's precision, whose figures timed other machine code.
+pub fn drop_shapes(refs: &References, id: &str, shapes: &[String]) -> Result<References, String> {
+    let precision = steps::by_id(id).ok_or_else(|| format!("{id}: not a step of the registry"))?.precision;
+    let pairs = shapes
+        .iter()
+        .map(|s| common::Shape::parse(s).map(|s| (s, precision.arithmetic())).map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, String>>()?;
+    merge::voided(refs, &pairs)
+}
+
 /// The paths of the recorded references files, sorted by name.
 pub fn files(root: &Path) -> Vec<std::path::PathBuf> {
     crate::results::json_files(&root.join("results/references")).unwrap_or_default()
