@@ -57,7 +57,7 @@ pub fn plan(s: &Shape) -> Plan {
 /// `notes/step15.md`, "Next: a shallower ring").
 pub const RINGS: &[(usize, usize)] = &[(4096, 6), (usize::MAX, 8)];
 
-/// L2 of the larger of the GPUs the rule was measured on (an H200's 60 MB; an H100 SXM's is 50).
+/// L2 of the GPU the rule's row for it was measured on (an H200's 60 MB; an H100 SXM has 50).
 pub const L2_BYTES: usize = 60 << 20;
 
 /// Whether B streams through the kernel, marked to leave L2 first (and A to stay): where B is
@@ -154,13 +154,15 @@ pub fn launch_plan(s: &Shape, p: Precision, t: SkinnyTiles, plan: Plan) -> Launc
             let consumers = t.bm / 64;
             let product = Shape::new(s.n, s.m, s.k);
             let staging = consumers * 2 * CHUNK_BYTES;
-            t.launch(s, p, (t.jobs(&product), 1, 1), 128 * (consumers + 1) as u32, 1, staging)
+            let launch = t
+                .launch(s, p, (t.jobs(&product), 1, 1), 128 * (consumers + 1) as u32, 1, staging)
                 .define("HALVES", 0)
                 .define("SWAP", 1)
-                .define("SKEW", skew as i64)
-                .define("STREAM", streams(s, p) as i64)
+                .define("SKEW", skew as i64);
+            // Only where B streams, so that the launches of the other shapes stay as recorded.
+            if streams(s, p) { launch.define("STREAM", 1) } else { launch }
         }
-        _ => step12_epilogue::launch_with(s, p, t.step12).define("SWAP", 0).define("STREAM", 0),
+        _ => step12_epilogue::launch_with(s, p, t.step12).define("SWAP", 0),
     };
     launch.define("SPREAD", (small && t.spread) as i64)
 }
@@ -237,7 +239,7 @@ mod tests {
             for p in [Precision::F16, Precision::Bf16C16] {
                 let ours = launch_with(&s, p, tiles(p));
                 let step12 = step12_epilogue::launch_with(&s, p, step12_epilogue::tiles(p));
-                assert_eq!(ours, step12.define("SWAP", 0).define("STREAM", 0).define("SPREAD", 0), "{s} {p}");
+                assert_eq!(ours, step12.define("SWAP", 0).define("SPREAD", 0), "{s} {p}");
             }
         }
         // A tall product stays unswapped: M above N.
@@ -245,18 +247,18 @@ mod tests {
     }
 
     /// B streams, marked evict-first, where it outgrows L2: the decode shapes' 90 MB weights, not
-    /// N = K = 4096's 32 MiB nor the cubes; unswapped launches never.
+    /// N = K = 4096's 32 MiB nor the cubes; unswapped launches never (and name no STREAM).
     #[test]
     fn b_streams_where_it_outgrows_l2() {
         for p in [Precision::F16, Precision::Bf16C16] {
             for m in [1, 8, 16, 32, 64, 128, 256] {
-                for (n, k, want) in [(11008, 4096, 1), (4096, 11008, 1), (4096, 4096, 0)] {
+                for (n, k, want) in [(11008, 4096, Some(1)), (4096, 11008, Some(1)), (4096, 4096, None)] {
                     let s = Shape::new(m, n, k);
-                    assert_eq!(launch_with(&s, p, tiles(p)).value("STREAM"), Some(want), "{s} {p}");
+                    assert_eq!(launch_with(&s, p, tiles(p)).value("STREAM"), want, "{s} {p}");
                 }
             }
-            assert_eq!(launch_with(&Shape::cube(1024), p, tiles(p)).value("STREAM"), Some(0));
-            assert_eq!(launch_with(&Shape::new(1024, 16384, 8192), p, tiles(p)).value("STREAM"), Some(0));
+            assert_eq!(launch_with(&Shape::cube(1024), p, tiles(p)).value("STREAM"), None);
+            assert_eq!(launch_with(&Shape::new(1024, 16384, 8192), p, tiles(p)).value("STREAM"), None);
         }
     }
 

@@ -200,6 +200,11 @@ __device__ __forceinline__ void store_transposed(const TensorMap* tmC, unsigned 
 #ifndef SKEW
 #define SKEW 0
 #endif
+// STREAM: B larger than L2, its loads marked to leave L2 first (the host's rule, `streams` in
+// lib.rs, defines it only there, so that every other launch is the one it was before).
+#ifndef STREAM
+#define STREAM 0
+#endif
 template <int TM, int TN, int CM, int G>
 struct Slices {
     int tiles, slices = 1, clusters, ktiles;

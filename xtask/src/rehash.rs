@@ -136,7 +136,9 @@ impl Then<'_> {
                 if dropped.len() == distinct.len() {
                     return Err(e);
                 }
-                println!("{id}: other machine code at {}: their figures dropped", dropped.join(", "));
+                if !dropped.is_empty() {
+                    println!("{id}: other machine code at {}: their figures dropped", dropped.join(", "));
+                }
             }
             Err(e) => return Err(e),
         }
