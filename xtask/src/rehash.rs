@@ -108,10 +108,19 @@ impl Then<'_> {
             true => same_machine_code_at(s, &old, &headers, shapes),
             false => same_machine_code(s, &old, &headers, shapes),
         };
-        let (mut cubins, mut dropped) = (0, Vec::new());
-        match same(step) {
-            Ok(n) => cubins = n,
-            // Shape by shape: keep those whose variants compile as they did, the partial rungs' too.
+        // Every variant, the partial rungs' too; or with --drop-changed, shape by shape, keeping
+        // those whose variants compile as they did.
+        let whole = || -> Result<usize, String> {
+            let mut n = same(step)?;
+            if !only {
+                for partial in step.partials {
+                    n += same(&partial.step).map_err(|e| format!("{e} (its partial rung {})", partial.name))?;
+                }
+            }
+            Ok(n)
+        };
+        let (cubins, dropped) = match whole() {
+            Ok(n) => (n, Vec::new()),
             Err(e) if self.drop_changed && !only => {
                 let mut distinct: Vec<common::Shape> = Vec::new();
                 for s in shapes {
@@ -119,34 +128,26 @@ impl Then<'_> {
                         distinct.push(*s);
                     }
                 }
+                let (mut cubins, mut dropped) = (0, Vec::new());
                 for s in &distinct {
                     let at = |st: &common::Step| same_machine_code_at(st, &old, &headers, std::slice::from_ref(s));
-                    match step
-                        .partials
-                        .iter()
-                        .try_fold(0, |n, p| Ok::<_, String>(n + at(&p.step)?))
-                        .and_then(|n| Ok(n + at(step)?))
-                    {
+                    let variants = std::iter::once(step).chain(step.partials.iter().map(|p| &p.step));
+                    match variants.map(at).sum::<Result<usize, String>>() {
                         Ok(n) => cubins += n,
                         Err(_) => dropped.push(s.to_string()),
                     }
                 }
-                dropped.sort();
-                dropped.dedup();
                 if dropped.len() == distinct.len() {
                     return Err(e);
                 }
+                dropped.sort();
                 if !dropped.is_empty() {
                     println!("{id}: other machine code at {}: their figures dropped", dropped.join(", "));
                 }
+                (cubins, dropped)
             }
             Err(e) => return Err(e),
-        }
-        if !only && dropped.is_empty() {
-            for partial in step.partials {
-                cubins += same(&partial.step).map_err(|e| format!("{e} (its partial rung {})", partial.name))?;
-            }
-        }
+        };
         println!("{id}: the same machine code in {cubins} CUBINs as at {}: hash {recorded} -> {now}", self.from);
         Ok(Some(Rehash {
             step: id.to_string(),

@@ -107,11 +107,13 @@ pub(super) fn taken(file: &References, other: &References) -> Result<References,
     };
     // A pair the other copy timed with today's kernels: each rung's recorded hash is its kernel's
     // now (a copy that left a rung's rows from before another change holds them under the old hash).
-    let today = |k: &(u64, u64, u64, String)| {
-        pair_rows(other, k)
-            .iter()
-            .all(|r| steps::by_id(&r.who).is_none_or(|s| other.kernel_hashes.get(&r.who) == Some(&s.kernel.hash())))
-    };
+    let stale_rungs: Vec<&String> = other
+        .kernel_hashes
+        .iter()
+        .filter(|(who, hash)| steps::by_id(who).is_some_and(|s| s.kernel.hash() != **hash))
+        .map(|(who, _)| who)
+        .collect();
+    let today = |k: &(u64, u64, u64, String)| pair_rows(other, k).iter().all(|r| !stale_rungs.contains(&&r.who));
     let mut keys: Vec<(u64, u64, u64, String)> = Vec::new();
     for r in &other.rows {
         let k = key(r);
