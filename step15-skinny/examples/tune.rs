@@ -6,12 +6,12 @@
 
 use common::harness::launch::{Tiles, with_defines};
 use common::tools::tune::Candidate;
-use step15_skinny::{Plan, SkinnyTiles, VARIANTS, WIDTHS, deepest_ring, launch_plan, plan, tiles};
+use step15_skinny::{Plan, SMS, SkinnyTiles, VARIANTS, WIDTHS, deepest_ring, launch_plan, plan, skew, slices, tiles};
 
 /// The rule's plan first (at the shape the tuner is given), then each narrow tile with the deepest
 /// ring that fits the SM's shared memory, then the rule's plan with shallower rings, then the
 /// rule's plan and the deepest 16-wide ring without split-K, then step 12's orientation, then the
-/// rule's plan with other skews.
+/// rule's plan on taller tiles in more slices, then the rule's plan with other skews.
 fn candidates(p: common::Precision) -> Vec<Candidate> {
     let deepest_of = |bm, bn| Plan::Swapped { bm, bn, stages: deepest_ring(bm, bn) };
     let deepest = |bn| deepest_of(128, bn);
@@ -51,6 +51,26 @@ fn candidates(p: common::Precision) -> Vec<Candidate> {
         let t = SkinnyTiles { step12: base.following(d), swap: false, spread: false };
         launch_plan(s, p, t, Plan::Step12)
     }));
+    // Where the rule takes tiles of 64 rows of N in slices: tiles of 128 rows in twice the slices,
+    // as many units, each SM reading twice the bytes of each row of B (`notes/step15.md`, "Next:
+    // taller tiles where K is long").
+    for stages in [6, 8] {
+        for (halved, name) in [(false, "the rule's skew"), (true, "half the rule's skew")] {
+            let label = format!("the rule's plan on 128 rows, twice the slices, {stages} buffers, {name}");
+            all.push(Candidate::new(label, move |s| {
+                let rule = plan(s);
+                let (taller, slices) = match rule {
+                    Plan::Swapped { bm: 64, bn, .. } => {
+                        let stages = stages.min(deepest_ring(128, bn));
+                        (Plan::Swapped { bm: 128, bn, stages }, 2 * slices(s, p, SMS))
+                    }
+                    _ => (rule, slices(s, p, SMS)),
+                };
+                let skew = skew(rule) >> halved as usize;
+                with_defines(launch_plan(s, p, tiles(p), taller), &[("SLICES", slices as i64), ("SKEW", skew as i64)])
+            }));
+        }
+    }
     // The rule's plan with its cuts between slices moved by other skews (`skew` in lib.rs).
     for skew in [0, 2, 4, 6, 8, 10, 12, 16] {
         all.push(Candidate::new(format!("the rule's plan, skew {skew}"), move |s| {

@@ -32,7 +32,8 @@ pub struct Experiment {
     /// out on purpose (e.g. step 8's no-copies.patch); their rows say "wrong product"
     #[arg(long)]
     pub unchecked: bool,
-    /// Only the candidates whose label contains this text (e.g. --only skew)
+    /// Only the candidates whose label contains this text, or one of its alternatives split by
+    /// `|` (e.g. --only skew, --only "skew 4|128 rows")
     #[arg(long, value_name = "TEXT")]
     pub only: Option<String>,
     /// Time the step's own kernel beside --kernel's, candidate by candidate, the two in turns in one
@@ -66,6 +67,11 @@ struct Baseline<'a> {
     lt: &'a mut CublasLt,
     prepared: &'a Prepared,
     fastest: Option<crate::timing::runs::Timing>,
+}
+
+/// Whether `--only`'s text (alternatives split by `|`) picks the candidate labelled `label`.
+fn wanted(only: Option<&str>, label: &str) -> bool {
+    only.is_none_or(|text| text.split('|').any(|alternative| label.contains(alternative)))
 }
 
 /// One launch geometry to try, and how the table names it.
@@ -155,7 +161,7 @@ pub fn run(
         } else {
             None
         };
-        let wanted = |c: &Candidate| experiment.only.as_deref().is_none_or(|text| c.label.contains(text));
+        let wanted = |c: &Candidate| wanted(experiment.only.as_deref(), &c.label);
         let chosen: Vec<(String, LaunchOf)> =
             candidates(p).into_iter().filter(wanted).map(|c| (c.label, Rc::from(c.launch))).collect();
         let mut baseline = Baseline { gpu: &gpu, cublas: &cublas, lt: &mut lt, prepared: &prepared, fastest };
@@ -266,7 +272,7 @@ pub fn main(variants: &[Step], candidates: impl Fn(Precision) -> Vec<Candidate>)
 
 #[cfg(test)]
 mod tests {
-    use super::Experiment;
+    use super::{Experiment, wanted};
     use clap::Parser;
 
     #[derive(Parser)]
@@ -283,6 +289,16 @@ mod tests {
         assert_eq!(cli.experiment.define, vec![("STAGES".to_string(), 3)]);
         let cli = Cli::try_parse_from(["tune", "--only", "skew"]).unwrap();
         assert_eq!(cli.experiment.only.as_deref(), Some("skew"));
+    }
+
+    #[test]
+    fn only_picks_any_of_its_alternatives() {
+        assert!(wanted(None, "the rule's plan"));
+        assert!(wanted(Some("skew"), "the rule's plan, skew 4"));
+        assert!(!wanted(Some("skew"), "the rule's plan"));
+        assert!(wanted(Some("skew 4|128 rows"), "the rule's plan on 128 rows"));
+        assert!(wanted(Some("skew 4|128 rows"), "the rule's plan, skew 4"));
+        assert!(!wanted(Some("skew 4|128 rows"), "the rule's plan, skew 6"));
     }
 
     #[test]
