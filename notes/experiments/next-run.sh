@@ -40,7 +40,8 @@ for p in fp16-c16 bf16-c16; do
   timeout 120 ncu --clock-control none --cache-control all --metrics gpu__time_duration.sum,dram__bytes_read.sum --launch-count 16 \
     b/examples/tune15 1x4096x11008 "$p" --only "plan, skew 4" > "$f" 2>&1
   say "ncu cuBLAS $p rc=$? [$(el) s] $(grep -E '^(fp|bf)[0-9c-]*: fastest' "$f")"
-  awk '/^  [^ ].*\(.*\)x\(.*\)/ {k=$0} /gpu__time_duration.sum/ {print "  " substr(k,1,150) " : " $NF " " $(NF-1)}' "$f" | sed 's/  */ /g' | tee -a "$S"
+  awk '/^  [^ ].*\)x\(/ {g=""; if (match($0, /\([0-9, ]+\)x\([0-9, ]+\)/)) g=substr($0, RSTART, RLENGTH); n=substr($0, 3, 90)}
+       /gpu__time_duration.sum/ {print "  " n " " g " : " $NF " " $(NF-1)}' "$f" | tee -a "$S"
 done
 (cd "$W" && tar czf "$OUT/logs.tgz" logs)
 say "done [$(el) s]"
