@@ -34,14 +34,33 @@ fn tma_type(e: Elem) -> sys::CUtensorMapDataType {
 /// swizzle, for tiles whose width is no multiple of 128 bytes); elements outside the tensor read
 /// as zero.
 pub fn tensor_map(elem: Elem, addr: u64, dims: &[usize], pitches: &[usize], boxes: &[usize]) -> Result<TensorMap> {
-    encode(tma_type(elem), elem.bytes(), addr, dims, pitches, boxes)
+    encode(tma_type(elem), elem.bytes(), addr, dims, pitches, boxes, L2_PROMOTION)
+}
+
+/// The bytes a miss of every rung's loads brings into L2 (the TMA's L2 promotion): 256, the widest,
+/// so that a box's row of 128 bytes brings its neighbour's too.
+pub const L2_PROMOTION: usize = 256;
+
+/// [`tensor_map`] (or [`tf32_map`], for `Elem::F32` with `tf32`) whose misses bring `promotion`
+/// bytes into L2: 0 (no promotion), 64, 128 or 256; an experiment's knob (`--define B_PROMOTION=n`).
+pub fn tensor_map_promoted(
+    elem: Elem,
+    tf32: bool,
+    addr: u64,
+    dims: &[usize],
+    pitches: &[usize],
+    boxes: &[usize],
+    promotion: usize,
+) -> Result<TensorMap> {
+    let ty = if tf32 { sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 } else { tma_type(elem) };
+    encode(ty, elem.bytes(), addr, dims, pitches, boxes, promotion)
 }
 
 /// [`tensor_map`] of an FP32 tensor whose loads the TMA rounds to TF32 on their way into shared
 /// memory: to nearest, ties to even, as cuBLAS's TF32 does (its type is TFLOAT32). The TF32
 /// kernel then needs no rounding instruction (book chapter 13).
 pub fn tf32_map(addr: u64, dims: &[usize], pitches: &[usize], boxes: &[usize]) -> Result<TensorMap> {
-    encode(sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, 4, addr, dims, pitches, boxes)
+    tensor_map_promoted(Elem::F32, true, addr, dims, pitches, boxes, L2_PROMOTION)
 }
 
 fn encode(
@@ -51,6 +70,7 @@ fn encode(
     dims: &[usize],
     pitches: &[usize],
     boxes: &[usize],
+    promotion: usize,
 ) -> Result<TensorMap> {
     let rank = dims.len();
     if pitches.len() + 1 != rank || boxes.len() != rank || !(2..=5).contains(&rank) {
@@ -69,6 +89,16 @@ fn encode(
         other => {
             let bytes = other.unwrap_or(0);
             return Err(Error::BadInput(format!("a swizzled TMA box is 128, 64 or 32 bytes wide, not {bytes}")));
+        }
+    };
+    use sys::CUtensorMapL2promotion as Promotion;
+    let promotion = match promotion {
+        0 => Promotion::CU_TENSOR_MAP_L2_PROMOTION_NONE,
+        64 => Promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
+        128 => Promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+        256 => Promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+        other => {
+            return Err(Error::BadInput(format!("the TMA's L2 promotion is 0, 64, 128 or 256 bytes, not {other}")));
         }
     };
     // A dimension of 0 (K = 0) is not describable; no copy is issued then anyway.
@@ -91,7 +121,7 @@ fn encode(
             ones.as_ptr(),
             sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
             swizzle,
-            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            promotion,
             sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
         )
         .result()
@@ -227,5 +257,12 @@ mod tests {
     fn a_box_of_another_width_is_refused() {
         let e = tensor_map(Elem::F16, 0x10000, &[96, 64], &[256], &[24, 64]).unwrap_err().to_string();
         assert!(e.contains("128, 64 or 32 bytes wide, not 48"), "{e}");
+    }
+
+    /// An L2 promotion the TMA does not have is refused the same way.
+    #[test]
+    fn a_promotion_of_another_size_is_refused() {
+        let e = tensor_map_promoted(Elem::F16, false, 0x10000, &[64, 64], &[128], &[64, 64], 100).unwrap_err();
+        assert!(e.to_string().contains("0, 64, 128 or 256 bytes, not 100"), "{e}");
     }
 }

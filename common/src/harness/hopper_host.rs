@@ -4,7 +4,8 @@
 
 use crate::Result;
 use crate::harness::hopper::{
-    self, TMA_ALIGN, TensorMap, arg, copy_pitched, max_active_clusters, tensor_map, tf32_map,
+    self, L2_PROMOTION, TMA_ALIGN, TensorMap, arg, copy_pitched, max_active_clusters, tensor_map, tensor_map_promoted,
+    tf32_map,
 };
 use crate::harness::host::HostCall;
 use crate::harness::launch::{Launch, ceil_div};
@@ -169,7 +170,7 @@ pub fn a_map(call: &mut HostCall<'_>, rows: usize, bk: usize) -> Result<TensorMa
 /// floats) x BK, or as an experiment's `--define B_BOX_COLS=n` and `--define B_BOX_ROWS=n` make
 /// them (n columns, swizzled across their 2n or 4n bytes; n rows of K, two K-tiles in one box:
 /// `notes/experiments/step15-skinny/tall-boxes.patch`); or, stored K-major (FP8, N x K), boxes of
-/// BK x 64 rows of N.
+/// BK x 64 rows of N. A miss brings 256 bytes into L2, or `--define B_PROMOTION=n` bytes.
 pub fn b_map(call: &mut HostCall<'_>, bk: usize) -> Result<TensorMap> {
     let Shape { n, k, .. } = call.gemm.shape;
     let p = call.precision;
@@ -177,9 +178,12 @@ pub fn b_map(call: &mut HostCall<'_>, bk: usize) -> Result<TensorMap> {
     let (b, pitch) = aligned_rows(call, "B with aligned rows", call.b.ptr(call.gpu), rows, cols, p.input(), true)?;
     let box_cols = call.launch.value("B_BOX_COLS").map_or(128 / p.input().bytes(), |c| c.max(0) as usize);
     let box_rows = box_rows(call, "B_BOX_ROWS", bk)?;
-    let key = vec![1, b, n as u64, k as u64, box_rows as u64, p.code() as u64, box_cols as u64];
+    let promotion = call.launch.value("B_PROMOTION").map_or(L2_PROMOTION, |v| v.max(0) as usize);
+    let key = vec![1, b, n as u64, k as u64, box_rows as u64, p.code() as u64, box_cols as u64, promotion as u64];
     let boxes = if p.b_k_major() { [bk, 64] } else { [box_cols, box_rows] };
-    call.workspace.tensor_map(key, || input_map(p, b, &[cols, rows], &[pitch], &boxes))
+    let tf32 = p == Precision::Tf32;
+    call.workspace
+        .tensor_map(key, || tensor_map_promoted(p.input(), tf32, b, &[cols, rows], &[pitch], &boxes, promotion))
 }
 
 /// C's tensor map as steps 12-15 store it, boxes of 128 bytes x `rows` rows (64; step 15's
