@@ -34,12 +34,19 @@ fn tma_type(e: Elem) -> sys::CUtensorMapDataType {
 /// swizzle, for tiles whose width is no multiple of 128 bytes); elements outside the tensor read
 /// as zero.
 pub fn tensor_map(elem: Elem, addr: u64, dims: &[usize], pitches: &[usize], boxes: &[usize]) -> Result<TensorMap> {
-    encode(tma_type(elem), elem.bytes(), addr, dims, pitches, boxes, L2_PROMOTION)
+    tensor_map_promoted(elem, false, addr, dims, pitches, boxes, L2_PROMOTION)
 }
 
 /// The bytes a miss of every rung's loads brings into L2 (the TMA's L2 promotion): 256, the widest,
 /// so that a box's row of 128 bytes brings its neighbour's too.
 pub const L2_PROMOTION: usize = 256;
+
+/// [`tensor_map`] of an FP32 tensor whose loads the TMA rounds to TF32 on their way into shared
+/// memory: to nearest, ties to even, as cuBLAS's TF32 does (its type is TFLOAT32). The TF32
+/// kernel then needs no rounding instruction (book chapter 13).
+pub fn tf32_map(addr: u64, dims: &[usize], pitches: &[usize], boxes: &[usize]) -> Result<TensorMap> {
+    tensor_map_promoted(Elem::F32, true, addr, dims, pitches, boxes, L2_PROMOTION)
+}
 
 /// [`tensor_map`] (or [`tf32_map`], for `Elem::F32` with `tf32`) whose misses bring `promotion`
 /// bytes into L2: 0 (no promotion), 64, 128 or 256; an experiment's knob (`--define B_PROMOTION=n`).
@@ -53,25 +60,7 @@ pub fn tensor_map_promoted(
     promotion: usize,
 ) -> Result<TensorMap> {
     let ty = if tf32 { sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 } else { tma_type(elem) };
-    encode(ty, elem.bytes(), addr, dims, pitches, boxes, promotion)
-}
-
-/// [`tensor_map`] of an FP32 tensor whose loads the TMA rounds to TF32 on their way into shared
-/// memory: to nearest, ties to even, as cuBLAS's TF32 does (its type is TFLOAT32). The TF32
-/// kernel then needs no rounding instruction (book chapter 13).
-pub fn tf32_map(addr: u64, dims: &[usize], pitches: &[usize], boxes: &[usize]) -> Result<TensorMap> {
-    tensor_map_promoted(Elem::F32, true, addr, dims, pitches, boxes, L2_PROMOTION)
-}
-
-fn encode(
-    ty: sys::CUtensorMapDataType,
-    elem_bytes: usize,
-    addr: u64,
-    dims: &[usize],
-    pitches: &[usize],
-    boxes: &[usize],
-    promotion: usize,
-) -> Result<TensorMap> {
+    let elem_bytes = elem.bytes();
     let rank = dims.len();
     if pitches.len() + 1 != rank || boxes.len() != rank || !(2..=5).contains(&rank) {
         return Err(Error::BadInput("a tensor map needs 2 to 5 dimensions, a pitch for each but the first".into()));
