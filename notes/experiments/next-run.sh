@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# The GPU run that the experiments prepared and not yet run wait for, in one command of about 200 s on
+# The GPU run that the experiments prepared and not yet run wait for, in one command of about 280 s on
 # one Hopper GPU:
 #   - step 15, B's L2 promotion at the other shapes (notes/step15.md, "Next: what a miss of B
 #     brings into L2", its last paragraph): `tune15 --beside --rounds 2`, the step's own kernel as
 #     the experiment with --define B_PROMOTION=128, at the decode shapes where B streams that the
 #     first run left out, BF16 with an FP32 C at four, and two shapes where B fits in L2;
 #   - then Nsight Compute at 1 x 4096 x 11008 (FP16, 16-bit C) with and without it, a launch in the
-#     middle of the step binary's timing and one from flushed caches: DRAM bytes, L2 hits, time.
+#     middle of the step binary's timing and one from flushed caches: DRAM bytes, L2 hits, time;
+#   - then step 14 the same way (`tune14 --beside`, its own kernel with B_PROMOTION=128 and 0) at
+#     4096^3 in both scalings and at 4096 x 11008 x 4096 per tensor with an FP32 C.
 # Built beside the source tree (release binaries):
 #   cargo xtask bundle --out .gpu/b2
-#   tar czf .gpu/bundle.tgz -C .gpu/b2 ./run.sh ./bin ./tests ./examples/tune15
+#   tar czf .gpu/bundle.tgz -C .gpu/b2 ./run.sh ./bin ./tests ./examples/tune15 ./examples/tune14
 #   git rev-parse --short HEAD > .gpu/bundle-commit
 # and run from the repository root with .gpu/bundle.tgz and .gpu/bundle-commit carried:
-#   LIMIT=240 bash notes/experiments/next-run.sh
+#   LIMIT=320 bash notes/experiments/next-run.sh
 # It writes $OUT/summary.md (a line a result) and $OUT/logs.tgz.
 set -u
 export CUDA_HOME=/usr/local/cuda LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64 PATH=$PATH:/usr/local/cuda/bin
@@ -20,10 +22,10 @@ OUT=${OUT:?the folder whose files come back}
 S=$OUT/summary.md; : > "$S"; t0=$(date +%s); W=$(mktemp -d /tmp/w.XXXXXX); L=$W/logs; mkdir -p "$L"
 say() { echo "$*" | tee -a "$S"; }
 el() { echo "$(( $(date +%s) - t0 ))"; }
-left() { echo "$(( ${LIMIT:-240} - $(el) ))"; }
+left() { echo "$(( ${LIMIT:-320} - $(el) ))"; }
 R=$PWD; A=$(mktemp -d /tmp/fresh.XXXXXX); mkdir -p "$A/b"
 tar xzf "$R/.gpu/bundle.tgz" -C "$A/b" || { say "no bundle at .gpu/bundle.tgz (see the header)"; exit 1; }
-cp "$R/step15-skinny/src/kernel.cu" "$A/kernel.cu"; export SGEMM_CUBIN_CACHE=$A/cubins; mkdir -p "$SGEMM_CUBIN_CACHE"
+cp "$R/step15-skinny/src/kernel.cu" "$A/kernel.cu"; cp "$R/step14-fp8/src/kernel.cu" "$A/kernel14.cu"; export SGEMM_CUBIN_CACHE=$A/cubins; mkdir -p "$SGEMM_CUBIN_CACHE"
 say "bundle of $(cat "$R/.gpu/bundle-commit") in $A; $(nvidia-smi --query-gpu=index,name,driver_version,power.limit,temperature.gpu --format=csv,noheader | tr '\n' ';')"
 cd "$A" || exit 1
 promoted() {  # shape, precision, the rule's skew
@@ -46,6 +48,13 @@ ncu1() {  # label, cache control, step binary arguments...
   say "ncu $label rc=$? $(grep -E 'gpu__time|dram__|lts__' "$f" | awk '{print $1"="$NF" "$(NF-1)}' | tr '\n' ' ') [$(el) s]"
 }
 ncu1 warm-256 none; ncu1 warm-128 none --define B_PROMOTION=128; ncu1 cold-256 all --verify-only; ncu1 cold-128 all --verify-only --define B_PROMOTION=128
+fp8() {  # shape, precision, promotion
+  local f=$L/t14-$1-$2-$3.log
+  [ "$(left)" -lt 30 ] && { say "skip step 14 $1 $2 $3: out of time"; return; }
+  timeout 60 b/examples/tune14 "$1" "$2" --only "cluster 2, group 8" --kernel kernel14.cu --beside --define "B_PROMOTION=$3" --rounds 2 > "$f" 2>&1
+  say "step 14 $1 $2 B_PROMOTION=$3 rc=$?: $(grep -E '^\| (fp|bf)' "$f" | awk -F'|' '{gsub(/ +/, " "); printf "%s:%s %s;", $3, $6, $8}') [$(el) s]"
+}
+for n in 128 0; do fp8 4096 fp8 $n; fp8 4096 fp8-block $n; fp8 4096x11008x4096 fp8-c32 $n; done
 (cd "$W" && tar czf "$OUT/logs.tgz" logs)
 say ""; say "| shape | precision | the step's GFLOP/s | B_PROMOTION=128's | 128 / step |"; say "|---|---|---|---|---|"
 for f in "$L"/tune-*.log; do x=$(basename "$f" .log); x=${x#tune-}; sh=${x%%-*}; p=${x#*-}
