@@ -38,7 +38,9 @@ pub fn tensor_map(elem: Elem, addr: u64, dims: &[usize], pitches: &[usize], boxe
 }
 
 /// The bytes a miss of every rung's loads brings into L2 (the TMA's L2 promotion): 256, the widest,
-/// so that a box's row of 128 bytes brings its neighbour's too.
+/// so that a box's row of 128 bytes brings its neighbour's too. Where B streams past L2 at decode
+/// shapes 128 bytes or none measured faster (`notes/step15.md`, "Next: what a miss of B brings
+/// into L2"), not yet a rule.
 pub const L2_PROMOTION: usize = 256;
 
 /// [`tensor_map`] of an FP32 tensor whose loads the TMA rounds to TF32 on their way into shared
