@@ -178,7 +178,12 @@ pub fn b_map(call: &mut HostCall<'_>, bk: usize) -> Result<TensorMap> {
     let (b, pitch) = aligned_rows(call, "B with aligned rows", call.b.ptr(call.gpu), rows, cols, p.input(), true)?;
     let box_cols = call.launch.value("B_BOX_COLS").map_or(128 / p.input().bytes(), |c| c.max(0) as usize);
     let box_rows = box_rows(call, "B_BOX_ROWS", bk)?;
-    let promotion = call.launch.value("B_PROMOTION").map_or(L2_PROMOTION, |v| v.max(0) as usize);
+    let promotion = match call.launch.value("B_PROMOTION") {
+        None => L2_PROMOTION,
+        Some(v) => {
+            usize::try_from(v).map_err(|_| crate::Error::BadInput(format!("B_PROMOTION={v}: bytes, not negative")))?
+        }
+    };
     let key = vec![1, b, n as u64, k as u64, box_rows as u64, p.code() as u64, box_cols as u64, promotion as u64];
     let boxes = if p.b_k_major() { [bk, 64] } else { [box_cols, box_rows] };
     let tf32 = p == Precision::Tf32;
