@@ -303,22 +303,25 @@ mod tests {
     }
 }
 
+/// A record's defines against those its step's launch gives its shape today: what moved, where a
+/// rule changed since (not the kernel, so no hash says so); None where it ran today's launch or
+/// names no step of the registry.
+pub fn moved(step: &str, (m, n, k): (u64, u64, u64), defines: &[String]) -> Option<String> {
+    let step = steps::by_id(step)?;
+    let shape = common::Shape::new(m as usize, n as usize, k as usize);
+    let now = define_list(&(step.launch)(&shape));
+    (now != defines).then(|| format!("{} {shape}: {defines:?} -> {now:?}", step.id()))
+}
+
 #[cfg(test)]
 mod launches {
     use super::*;
 
-    /// A record's defines against those its step's launch gives its shape today.
-    fn moved(step: &str, (m, n, k): (u64, u64, u64), defines: &[String]) -> Option<String> {
-        let step = steps::by_id(step)?;
-        let shape = common::Shape::new(m as usize, n as usize, k as usize);
-        let now = define_list(&(step.launch)(&shape));
-        (now != defines).then(|| format!("{} {shape}: {defines:?} -> {now:?}", step.id()))
-    }
-
     /// Every record of the book's GPU ran the launch the registry gives its shape today: a rule
     /// changed since (step 15's table of narrow tiles, say) voids the records it moves, which a
     /// kernel's hash does not see. The references' rows say their rung's defines since
-    /// 2026-11-30; `references --void` drops the older ones a change moves.
+    /// 2026-11-30; `references --void` drops the older ones a change moves, and `sweep
+    /// --void-moved` and `references --void-moved` drop every record this test would name.
     #[test]
     fn each_record_ran_the_launch_of_today() {
         let root = crate::bundle::root();

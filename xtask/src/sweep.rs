@@ -98,6 +98,10 @@ pub struct Args {
     /// partial rung and shape) and stop, with no GPU: for a sweep merged into a copy of the file
     #[arg(long, value_name = "FILE", requires = "out")]
     take: Option<PathBuf>,
+    /// Drop from --out the runs whose launch the registry now gives otherwise (a rule changed, not
+    /// a kernel, so no hash says so) and stop, with no GPU: `--merge` times them again
+    #[arg(long, requires = "out", conflicts_with_all = ["merge", "take"])]
+    void_moved: bool,
 }
 
 /// Device-to-device copy bandwidth, bytes read plus bytes written per second (median of 10).
@@ -356,9 +360,26 @@ fn taken(mut file: Sweep, other: &Sweep) -> Result<Sweep, String> {
     Ok(file)
 }
 
-pub fn run(Args { out, steps: keys, shapes, decode, merge, partials, take }: Args) -> Result<(), String> {
+/// `--void-moved`: `file` without the runs whose launch the registry now gives otherwise, and what
+/// moved in each (`results::moved`).
+fn unmoved(mut file: Sweep) -> (Sweep, Vec<String>) {
+    let gone: Vec<String> =
+        file.runs.iter().filter_map(|r| crate::results::moved(&r.step, r.shape(), &r.defines)).collect();
+    file.runs.retain(|r| crate::results::moved(&r.step, r.shape(), &r.defines).is_none());
+    (file, gone)
+}
+
+pub fn run(Args { out, steps: keys, shapes, decode, merge, partials, take, void_moved }: Args) -> Result<(), String> {
     if let (Some(other), Some(out)) = (&take, &out) {
         let file = taken(crate::results::read(out)?, &crate::results::read(other)?)?;
+        return write(out, &file);
+    }
+    if let (true, Some(out)) = (void_moved, &out) {
+        let (file, gone) = unmoved(crate::results::read(out)?);
+        for g in &gone {
+            println!("dropped {g}");
+        }
+        println!("{}: dropped {} runs whose launch moved (`--merge` times them again)", out.display(), gone.len());
         return write(out, &file);
     }
     let swept = swept(&keys, partials)?;
@@ -521,6 +542,25 @@ mod tests {
         assert_eq!(runs, [(1024, 1.0), (4096, 2.0), (2048, 3.0)]);
         other.kernel_hashes.insert(step.id(), "newer".into());
         assert!(taken(file, &other).is_err());
+    }
+
+    /// --void-moved drops a run whose recorded defines are not its launch of today, and keeps one
+    /// that ran it.
+    #[test]
+    fn a_void_drops_the_runs_whose_launch_moved() {
+        let root = crate::bundle::root();
+        let mut file = crate::results::read(&crate::results::files(&root).unwrap()[0]).unwrap();
+        let step = steps::find("15").unwrap();
+        let shape = Shape::new(1, 4096, 4096);
+        let today = crate::results::define_list(&(step.launch)(&shape));
+        let one = Run { step: step.id(), ..file.runs[0].clone() };
+        let at = |defines: Vec<String>, k: u64| Run { m: 1, n: 4096, k, defines, ..one.clone() };
+        let before: Vec<String> = today.iter().map(|d| if d == "BN=8" { "BN=16".into() } else { d.clone() }).collect();
+        assert_ne!(before, today);
+        file.runs = vec![at(today, 4096), at(before, 4096)];
+        let (kept, gone) = unmoved(file);
+        assert_eq!((kept.runs.len(), gone.len()), (1, 1));
+        assert!(gone[0].contains("BN=16"), "{gone:?}");
     }
 
     #[test]

@@ -73,6 +73,25 @@ pub struct Args {
     /// no GPU: for references timed on two GPUs at once, each merging into its own copy
     #[arg(long, value_name = "FILE", requires = "out", conflicts_with_all = ["kernel", "define", "merge", "torch", "void"])]
     take: Option<PathBuf>,
+    /// Drop the file's rows of every pair whose top rung's launch the registry now gives otherwise
+    /// (`--void` with the pairs found for you) and stop, with no GPU
+    #[arg(long, requires = "out", conflicts_with_all = ["kernel", "define", "merge", "torch", "void", "take"])]
+    void_moved: bool,
+}
+
+/// The pairs of `file` with a row of a top rung whose defines its launch no longer gives
+/// (`results::moved`), each once.
+fn moved_pairs(file: &References) -> Result<Vec<(Shape, Precision)>, String> {
+    let mut pairs = Vec::new();
+    for r in file.rows.iter().chain(&file.verdict).filter(|r| !r.defines.is_empty()) {
+        if crate::results::moved(&r.who, (r.m, r.n, r.k), &r.defines).is_some() {
+            let pair = (Shape::new(r.m as usize, r.n as usize, r.k as usize), parse_precision(&r.precision)?);
+            if !pairs.contains(&pair) {
+                pairs.push(pair);
+            }
+        }
+    }
+    Ok(pairs)
 }
 
 fn parse_pair(s: &str) -> Result<(Shape, Precision), String> {
@@ -99,8 +118,22 @@ fn in_turn(plan: &TimingPlan) -> String {
 }
 
 pub fn run(
-    Args { out, shapes, decode, precisions, algos, torch, kernel, define, merge, void, take }: Args,
+    Args { out, shapes, decode, precisions, algos, torch, kernel, define, merge, void, take, void_moved }: Args,
 ) -> Result<(), String> {
+    if let (Some(out), true) = (&out, void_moved) {
+        let file: References = read_json(out)?;
+        let pairs = moved_pairs(&file)?;
+        for (shape, p) in &pairs {
+            println!("dropped {shape} {}", p.label());
+        }
+        write(out, &voided(&file, &pairs)?)?;
+        println!(
+            "{}: dropped the rows of {} pairs whose launch moved (`--merge` times them again)",
+            out.display(),
+            pairs.len()
+        );
+        return Ok(());
+    }
     if let (Some(out), Some(other)) = (&out, &take) {
         let file: References = read_json(out)?;
         let both = taken(&file, &read_json(other)?)?;
@@ -470,5 +503,24 @@ mod tests {
         // Two C types: the rung at 0 with configurations 1-3, the rung at 4 with 5-6.
         let medians = [9.0, 3.0, 2.0, 2.5, 9.0, 1.0, 1.5];
         assert_eq!(picked(&[0, 4], medians.len(), |i| medians[i]), [0, 2, 4, 5]);
+    }
+
+    /// --void-moved finds the pairs whose top rung ran another launch than today's, each once.
+    #[test]
+    fn a_void_finds_the_pairs_whose_launch_moved() {
+        let root = crate::bundle::root();
+        let all = super::super::load_all(&root).unwrap();
+        let mut file = all.get(crate::book::BOOK_GPU).unwrap().clone();
+        assert!(moved_pairs(&file).unwrap().is_empty(), "the recorded launches are today's");
+        let at = |r: &Row| r.who.starts_with("step15") && (r.m, r.n, r.k) == (1, 4096, 4096);
+        let mut n = 0;
+        for r in file.rows.iter_mut().chain(file.verdict.iter_mut()).filter(|r| at(r)) {
+            r.defines = r.defines.iter().map(|d| if d == "BN=8" { "BN=16".into() } else { d.clone() }).collect();
+            n += 1;
+        }
+        assert!(n > 0, "a step 15 row at 1x4096x4096");
+        let pairs = moved_pairs(&file).unwrap();
+        assert_eq!(pairs.len(), 2, "{pairs:?}"); // FP16 and BF16, whichever C
+        assert!(pairs.iter().all(|(s, _)| *s == Shape::new(1, 4096, 4096)));
     }
 }
