@@ -363,9 +363,8 @@ fn taken(mut file: Sweep, other: &Sweep) -> Result<Sweep, String> {
 /// `--void-moved`: `file` without the runs whose launch the registry now gives otherwise, and what
 /// moved in each (`results::moved`).
 fn unmoved(mut file: Sweep) -> (Sweep, Vec<String>) {
-    let gone: Vec<String> =
-        file.runs.iter().filter_map(|r| crate::results::moved(&r.step, r.shape(), &r.defines)).collect();
-    file.runs.retain(|r| crate::results::moved(&r.step, r.shape(), &r.defines).is_none());
+    let mut gone = Vec::new();
+    file.runs.retain(|r| crate::results::moved(&r.step, r.shape(), &r.defines).map(|g| gone.push(g)).is_none());
     (file, gone)
 }
 

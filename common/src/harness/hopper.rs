@@ -43,15 +43,11 @@ pub fn tensor_map(elem: Elem, addr: u64, dims: &[usize], pitches: &[usize], boxe
 /// into L2"), not yet a rule.
 pub const L2_PROMOTION: usize = 256;
 
-/// [`tensor_map`] of an FP32 tensor whose loads the TMA rounds to TF32 on their way into shared
-/// memory: to nearest, ties to even, as cuBLAS's TF32 does (its type is TFLOAT32). The TF32
-/// kernel then needs no rounding instruction (book chapter 13).
-pub fn tf32_map(addr: u64, dims: &[usize], pitches: &[usize], boxes: &[usize]) -> Result<TensorMap> {
-    tensor_map_promoted(Elem::F32, true, addr, dims, pitches, boxes, L2_PROMOTION)
-}
-
-/// [`tensor_map`] (or [`tf32_map`], for `Elem::F32` with `tf32`) whose misses bring `promotion`
-/// bytes into L2: 0 (no promotion), 64, 128 or 256; an experiment's knob (`--define B_PROMOTION=n`).
+/// [`tensor_map`] whose misses bring `promotion` bytes into L2: 0 (no promotion), 64, 128 or 256;
+/// an experiment's knob (`--define B_PROMOTION=n`). With `tf32`, an FP32 tensor whose loads the
+/// TMA rounds to TF32 on their way into shared memory: to nearest, ties to even, as cuBLAS's TF32
+/// does (its type is TFLOAT32), so that the TF32 kernel needs no rounding instruction (book
+/// chapter 13).
 pub fn tensor_map_promoted(
     elem: Elem,
     tf32: bool,

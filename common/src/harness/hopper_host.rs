@@ -5,7 +5,6 @@
 use crate::Result;
 use crate::harness::hopper::{
     self, L2_PROMOTION, TMA_ALIGN, TensorMap, arg, copy_pitched, max_active_clusters, tensor_map, tensor_map_promoted,
-    tf32_map,
 };
 use crate::harness::host::HostCall;
 use crate::harness::launch::{Launch, ceil_div};
@@ -132,14 +131,18 @@ pub fn aligned_rows(
 }
 
 // ANCHOR: input_map
-/// The tensor map of an input of precision `p`: TF32 is FP32 in memory that the TMA rounds as it
-/// loads it ([`tf32_map`]); every other input arrives as it is.
-fn input_map(p: Precision, addr: u64, dims: &[usize], pitches: &[usize], boxes: &[usize]) -> Result<TensorMap> {
-    if p == Precision::Tf32 {
-        tf32_map(addr, dims, pitches, boxes)
-    } else {
-        tensor_map(p.input(), addr, dims, pitches, boxes)
-    }
+/// The tensor map of an input of precision `p`, its misses bringing `l2` bytes into L2 (the TMA's
+/// promotion): TF32 is FP32 in memory that the TMA rounds as it loads it ([`tensor_map_promoted`]);
+/// every other input arrives as it is.
+fn input_map(
+    p: Precision,
+    at: u64,
+    dims: &[usize],
+    pitches: &[usize],
+    boxes: &[usize],
+    l2: usize,
+) -> Result<TensorMap> {
+    tensor_map_promoted(p.input(), p == Precision::Tf32, at, dims, pitches, boxes, l2)
 }
 // ANCHOR_END: input_map
 
@@ -163,7 +166,7 @@ pub fn a_map(call: &mut HostCall<'_>, rows: usize, bk: usize) -> Result<TensorMa
     let rows = box_rows(call, "A_BOX_ROWS", rows)?;
     let (a, pitch) = aligned_rows(call, "A with aligned rows", call.a.ptr(call.gpu), m, k, p.input(), true)?;
     let key = vec![0, a, m as u64, k as u64, rows as u64, bk as u64, p.code() as u64];
-    call.workspace.tensor_map(key, || input_map(p, a, &[k, m], &[pitch], &[bk, rows]))
+    call.workspace.tensor_map(key, || input_map(p, a, &[k, m], &[pitch], &[bk, rows], L2_PROMOTION))
 }
 
 /// B's tensor map as the rungs load it: N-major as it is, boxes of 128 bytes (64 halves or 32
@@ -186,9 +189,7 @@ pub fn b_map(call: &mut HostCall<'_>, bk: usize) -> Result<TensorMap> {
     };
     let key = vec![1, b, n as u64, k as u64, box_rows as u64, p.code() as u64, box_cols as u64, promotion as u64];
     let boxes = if p.b_k_major() { [bk, 64] } else { [box_cols, box_rows] };
-    let tf32 = p == Precision::Tf32;
-    call.workspace
-        .tensor_map(key, || tensor_map_promoted(p.input(), tf32, b, &[cols, rows], &[pitch], &boxes, promotion))
+    call.workspace.tensor_map(key, || input_map(p, b, &[cols, rows], &[pitch], &boxes, promotion))
 }
 
 /// C's tensor map as steps 12-15 store it, boxes of 128 bytes x `rows` rows (64; step 15's
