@@ -68,6 +68,12 @@ pub fn streams(s: &Shape, p: Precision) -> bool {
     s.n * s.k * p.input().bytes() > L2_BYTES
 }
 
+/// The bytes a miss of B's loads brings into L2 where B streams: 128, not every rung's 256 (the
+/// TMA's L2 promotion, set on the host's map of B; the kernel's machine code is the same). With 256
+/// the stream of B ran 4-6% slower at M <= 16 where B is 90 MB, and level where B fits in L2
+/// (`notes/step15.md`, "Next: what a miss of B brings into L2").
+pub const STREAM_PROMOTION: usize = 128;
+
 /// Tiles of C^T at `s` swapped, each `bm` rows of N by `bn` of M.
 pub fn swapped_tiles(s: &Shape, bm: usize, bn: usize) -> usize {
     s.n.div_ceil(bm) * s.m.div_ceil(bn)
@@ -160,7 +166,11 @@ pub fn launch_plan(s: &Shape, p: Precision, t: SkinnyTiles, plan: Plan) -> Launc
                 .define("SWAP", 1)
                 .define("SKEW", skew as i64);
             // Only where B streams, so that the launches of the other shapes stay as recorded.
-            if streams(s, p) { launch.define("STREAM", 1) } else { launch }
+            if streams(s, p) {
+                launch.define("STREAM", 1).define("B_PROMOTION", STREAM_PROMOTION as i64)
+            } else {
+                launch
+            }
         }
         _ => step12_epilogue::launch_with(s, p, t.step12).define("SWAP", 0),
     };
@@ -254,7 +264,9 @@ mod tests {
             for m in [1, 8, 16, 32, 64, 128, 256] {
                 for (n, k, want) in [(11008, 4096, Some(1)), (4096, 11008, Some(1)), (4096, 4096, None)] {
                     let s = Shape::new(m, n, k);
-                    assert_eq!(launch_with(&s, p, tiles(p)).value("STREAM"), want, "{s} {p}");
+                    let launch = launch_with(&s, p, tiles(p));
+                    assert_eq!(launch.value("STREAM"), want, "{s} {p}");
+                    assert_eq!(launch.value("B_PROMOTION"), want.map(|_| STREAM_PROMOTION as i64), "{s} {p}");
                 }
             }
             assert_eq!(launch_with(&Shape::cube(1024), p, tiles(p)).value("STREAM"), None);
