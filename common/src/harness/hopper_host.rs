@@ -173,7 +173,8 @@ pub fn a_map(call: &mut HostCall<'_>, rows: usize, bk: usize) -> Result<TensorMa
 /// floats) x BK, or as an experiment's `--define B_BOX_COLS=n` and `--define B_BOX_ROWS=n` make
 /// them (n columns, swizzled across their 2n or 4n bytes; n rows of K, two K-tiles in one box:
 /// `notes/experiments/step15-skinny/tall-boxes.patch`); or, stored K-major (FP8, N x K), boxes of
-/// BK x 64 rows of N. A miss brings 256 bytes into L2, or `--define B_PROMOTION=n` bytes.
+/// BK x 64 rows of N. A miss brings 256 bytes into L2, or the launch's `B_PROMOTION` bytes (step
+/// 15's rule gives 128 where B streams; an experiment's `--define B_PROMOTION=n`).
 pub fn b_map(call: &mut HostCall<'_>, bk: usize) -> Result<TensorMap> {
     let Shape { n, k, .. } = call.gemm.shape;
     let p = call.precision;
