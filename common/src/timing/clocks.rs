@@ -11,7 +11,7 @@ use cudarc::driver::sys::CUdevice_attribute as Attr;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How often a [`Watch`] samples.
 pub const PERIOD: Duration = Duration::from_millis(20);
@@ -36,6 +36,23 @@ pub struct Sample {
     pub mhz: u32,
     pub milliwatts: u32,
     pub reasons: u64,
+}
+
+/// A reading and when the watch took it.
+pub type Timed = (Instant, Sample);
+
+/// The summary of the readings of `samples` taken within one of `windows` (a contender's turns,
+/// `runs::time_in_turn_windows`); none where none was.
+pub fn within(samples: &[Timed], windows: &[(Instant, Instant)]) -> Option<Clocks> {
+    let inside = |t: &Instant| windows.iter().any(|(from, to)| from <= t && t <= to);
+    let kept: Vec<Sample> = samples.iter().filter(|(t, _)| inside(t)).map(|&(_, s)| s).collect();
+    Clocks::from_samples(&kept)
+}
+
+/// The summary of all of `samples`, or why there is none.
+pub fn summed(samples: &[Timed]) -> Result<Clocks, String> {
+    let plain: Vec<Sample> = samples.iter().map(|&(_, s)| s).collect();
+    Clocks::from_samples(&plain).ok_or_else(|| "NVML answered no sample".to_string())
 }
 
 /// The samples of one timing, summed up.
@@ -239,7 +256,7 @@ pub fn energy_step_ms(gpu: &Gpu, over: Duration) -> Result<Option<f64>, String> 
 pub struct Watch {
     stop: Arc<AtomicBool>,
     /// The sampling thread, or why nothing is sampled (no NVML, or NVML without this GPU).
-    thread: Option<Result<std::thread::JoinHandle<Vec<Sample>>, String>>,
+    thread: Option<Result<std::thread::JoinHandle<Vec<Timed>>, String>>,
 }
 
 impl Watch {
@@ -252,7 +269,7 @@ impl Watch {
             std::thread::spawn(move || {
                 let mut samples = Vec::new();
                 while !flag.load(Ordering::Relaxed) {
-                    samples.extend(nvml.sample());
+                    samples.extend(nvml.sample().map(|s| (Instant::now(), s)));
                     std::thread::sleep(PERIOD);
                 }
                 samples
@@ -262,11 +279,15 @@ impl Watch {
     }
 
     /// The samples' summary, or why there is none.
-    pub fn stop(mut self) -> Result<Clocks, String> {
+    pub fn stop(self) -> Result<Clocks, String> {
+        summed(&self.stop_timed()?)
+    }
+
+    /// The samples with when each was taken (for [`within`]), or why there are none.
+    pub fn stop_timed(mut self) -> Result<Vec<Timed>, String> {
         self.stop.store(true, Ordering::Relaxed);
         let thread = self.thread.take().expect("taken only here")?;
-        let samples = thread.join().map_err(|_| "the clock's sampling thread panicked".to_string())?;
-        Clocks::from_samples(&samples).ok_or_else(|| "NVML answered no sample".to_string())
+        thread.join().map_err(|_| "the clock's sampling thread panicked".to_string())
     }
 }
 
@@ -336,6 +357,17 @@ mod tests {
         let one = refuse_held_back(&["4096x4096x4096 fp16".into()]).unwrap_err();
         assert!(one.contains("while 4096x4096x4096 fp16 was timed"), "{one}");
         assert!(refuse_held_back(&["a".into(), "b".into()]).unwrap_err().contains("while a, b were timed"));
+    }
+
+    #[test]
+    fn a_contender_gets_the_samples_of_its_own_turns() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let samples: Vec<Timed> =
+            [(10, 1900), (30, 1500), (50, 1400), (70, 1800)].map(|(ms, mhz)| (at(ms), s(mhz, 0))).into();
+        let mine = within(&samples, &[(at(20), at(40)), (at(60), at(80))]).unwrap();
+        assert_eq!((mine.samples, mine.min_mhz, mine.max_mhz), (2, 1500, 1800));
+        assert_eq!(within(&samples, &[(at(0), at(5))]), None);
     }
 
     #[test]

@@ -13,7 +13,7 @@
 use crate::harness::device::{Gpu, sync};
 use crate::harness::matrix::DeviceMatrix;
 use crate::timing::lt::{CublasConfig, CublasInputs, CublasLt};
-use crate::timing::runs::{Method, Timing, TimingPlan, time_in_turn};
+use crate::timing::runs::{Method, Timing, TimingPlan, Windows, time_in_turn, time_in_turn_windows};
 use crate::verify::check::Prepared;
 use crate::verify::reference::Cublas;
 use crate::{Error, Result};
@@ -121,13 +121,15 @@ pub fn fastest_call(
     Ok(fastest.map(|((call, _), t)| (call.door.label(), t)))
 }
 
+/// What [`both_ways`] returns: [one at a time, back to back] per contender, and each method's
+/// windows of samples per contender.
+pub type BothWays = (Vec<[Timing; 2]>, [Vec<Windows>; 2]);
+
 /// Times every contender (a closure that queues one run of it) with both methods, each method in
-/// turns ([`time_in_turn`]). Returns [one at a time, back to back] per contender.
-pub fn both_ways(
-    gpu: &Gpu,
-    plan: TimingPlan,
-    contenders: &mut [&mut dyn FnMut() -> Result<()>],
-) -> Result<Vec<[Timing; 2]>> {
-    let [one, batch] = Method::BOTH.map(|m| time_in_turn(gpu, plan, m, contenders));
-    Ok(one?.into_iter().zip(batch?).map(|(a, b)| [a, b]).collect())
+/// turns ([`time_in_turn_windows`]). Returns [one at a time, back to back] per contender, and each
+/// method's windows of samples per contender, for the clock each met.
+pub fn both_ways(gpu: &Gpu, plan: TimingPlan, contenders: &mut [&mut dyn FnMut() -> Result<()>]) -> Result<BothWays> {
+    let [one, batch] = Method::BOTH.map(|m| time_in_turn_windows(gpu, plan, m, contenders));
+    let ((one, one_windows), (batch, batch_windows)) = (one?, batch?);
+    Ok((one.into_iter().zip(batch).map(|(a, b)| [a, b]).collect(), [one_windows, batch_windows]))
 }

@@ -115,6 +115,21 @@ pub fn time_in_turn(
     method: Method,
     contenders: &mut [&mut dyn FnMut() -> Result<()>],
 ) -> Result<Vec<Timing>> {
+    Ok(time_in_turn_windows(gpu, plan, method, contenders)?.0)
+}
+
+/// When a contender's samples were taken: from the first sample of each of its turns to the end of
+/// the last, one window a turn.
+pub type Windows = Vec<(Instant, Instant)>;
+
+/// [`time_in_turn`], with each contender's [`Windows`], so that a watch of the clock over the
+/// whole timing can say which clock each contender's samples met (`clocks::within`).
+pub fn time_in_turn_windows(
+    gpu: &Gpu,
+    plan: TimingPlan,
+    method: Method,
+    contenders: &mut [&mut dyn FnMut() -> Result<()>],
+) -> Result<(Vec<Timing>, Vec<Windows>)> {
     let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
     let stop = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
     let gate = crate::timing::gate::of(gpu)?;
@@ -122,7 +137,7 @@ pub fn time_in_turn(
     let rounds = if n == 1 { 1 } else { plan.rounds.max(1) };
     let per_turn = plan.measure / rounds as u32;
     let (min_reps, max_reps) = (plan.min_reps.div_ceil(rounds).max(1), plan.max_reps.div_ceil(rounds).max(1));
-    let mut samples = vec![Vec::new(); n];
+    let (mut samples, mut windows) = (vec![Vec::new(); n], vec![Vec::new(); n]);
     for round in 0..rounds {
         for i in (0..n).map(|i| (i + round) % n) {
             let launch = &mut contenders[i];
@@ -146,9 +161,10 @@ pub fn time_in_turn(
                 samples[i].push(ms as f64 / runs as f64);
                 taken += 1;
             }
+            windows[i].push((t1, Instant::now()));
         }
     }
-    Ok(samples.into_iter().map(Timing::from_samples).collect())
+    Ok((samples.into_iter().map(Timing::from_samples).collect(), windows))
 }
 
 /// Times `launch` alone, one run at a time ([`time_in_turn`] with one contender).

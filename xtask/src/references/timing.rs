@@ -16,10 +16,10 @@ use crate::sweep::{slug, today};
 use common::harness::compile::KernelSource;
 use common::harness::device::Gpu;
 use common::harness::runner::Runner;
-use common::timing::clocks::Watch;
+use common::timing::clocks::{self, Watch};
 use common::timing::fairest::{CublasCall, both_ways, checked_calls};
 use common::timing::lt::{CublasInputs, CublasLt};
-use common::timing::runs::{Method, Timing, TimingPlan, time_in_turn};
+use common::timing::runs::{Method, Timing, TimingPlan, Windows, time_in_turn_windows};
 use common::verify::check::Prepared;
 use common::verify::reference::Cublas;
 use common::{Gemm, Precision, Shape, Step, harness::data};
@@ -403,7 +403,7 @@ impl Lab {
         };
         let mut refs: Vec<&mut dyn FnMut() -> common::Result<()>> = runs.iter_mut().map(|r| &mut **r as _).collect();
         let watch = Watch::start(gpu);
-        let times = both_ways(gpu, PLAN, &mut refs).map_err(e)?;
+        let (times, windows) = both_ways(gpu, PLAN, &mut refs).map_err(e)?;
         for (label, timing) in labels.iter().zip(&times) {
             for (m, t) in Method::BOTH.into_iter().zip(timing) {
                 rec.rows.push(row(label, m, t, ""));
@@ -412,19 +412,34 @@ impl Lab {
         // The verdict timing: each rung and the configuration of least median above, of its C
         // type and in this method, timed again on fresh samples (`references`' comment says why).
         let mut verdict_contenders: Vec<usize> = Vec::new();
+        // Each verdict contender's windows of samples in a method, both ways and verdict timing.
+        let mut verdict_windows: Vec<(usize, Method, Windows)> = Vec::new();
         for (i, m) in Method::BOTH.into_iter().enumerate() {
             let chosen = picked(&rungs, runs.len(), |x| times[x][i].median_ms);
             verdict_contenders.extend(&chosen);
             let mut refs: Vec<&mut dyn FnMut() -> common::Result<()>> =
                 runs.iter_mut().enumerate().filter(|(x, _)| chosen.contains(x)).map(|(_, r)| &mut **r as _).collect();
-            let again = time_in_turn(gpu, PLAN, m, &mut refs).map_err(e)?;
+            let (again, again_windows) = time_in_turn_windows(gpu, PLAN, m, &mut refs).map_err(e)?;
             // `refs` keeps the runs' order, and `chosen` is in it too (see `picked`).
-            for (&x, t) in chosen.iter().zip(&again) {
+            for ((&x, t), w) in chosen.iter().zip(&again).zip(again_windows) {
                 rec.verdict.push(row(&labels[x], m, t, " (verdict timing)"));
+                verdict_windows.push((x, m, windows[i][x].iter().copied().chain(w).collect()));
             }
         }
-        let watched = watch.stop();
-        println!("{shape} {family}: {}", common::timing::clocks::report(&watched, "both timings"));
+        let samples = watch.stop_timed();
+        let watched = samples.as_ref().map_err(Clone::clone).and_then(|s| clocks::summed(s));
+        println!("{shape} {family}: {}", clocks::report(&watched, "both timings"));
+        // The clock each verdict contender's own samples met: contenders of one pair can meet
+        // different clocks at the power cap (`notes/step15.md`, "The record with B's promotion at
+        // 128 bytes").
+        if let Ok(s) = &samples {
+            for (x, m, w) in &verdict_windows {
+                if let Some(c) = clocks::within(s, w) {
+                    let (who, p, _) = &labels[*x];
+                    println!("{shape} {family} {who:<30} {p} {:<13} clock: {}", m.label(), c.describe());
+                }
+            }
+        }
         if let Ok(c) = watched {
             let (m, n, k) = (shape.m as u64, shape.n as u64, shape.k as u64);
             rec.clocks.push(Watched { m, n, k, precision: family.label().to_string(), clocks: c });
