@@ -3,7 +3,7 @@
 #   - step 15's three references pairs that the record of B's promotion did not reach
 #     (notes/step15.md, "The record with B's promotion at 128 bytes"): 256 x 11008 x 4096 in FP16
 #     and BF16, 256 x 4096 x 11008 in BF16;
-#   - then four pairs at N = 11008 that the record timed, again, in the same process as each
+#   - then five pairs at N = 11008 that the record timed, again, in the same process as each
 #     other, to see how far the fastest cuBLAS moves from run to run there (it ran 2-10% slower in
 #     that record than in the one before): 1, 16 and 64 x 11008 x 4096 in FP16, 16 x 11008 x 4096
 #     in BF16, and 128 x 11008 x 4096 in FP16, whose rung loses 11-15% from one at a time to back
