@@ -33,6 +33,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader -i "${SGEMM_DEVICE:-0}" 
 slug=$(echo "$gpu" | tr 'A-Z' 'a-z' | sed -E 's/[^a-z0-9]+/-/g; s/^-+//; s/-+$//')
 say "record on $(nvidia-smi --query-gpu=name,driver_version,power.limit,temperature.gpu --format=csv,noheader -i "${SGEMM_DEVICE:-0}"), bundle $bundle"
 step=$bundle/bin/${STEP:-none}
+[ -n "${CHECKS:-}${SANITIZE:-}" ] && [ ! -x "$step" ] && { say "error: STEP names no step binary in $bundle/bin"; exit 1; }
 
 for c in ${CHECKS:-}; do
   p=${c%%:*}; sh=${c##*:}; f=$logs/check-$p-$sh.log

@@ -71,7 +71,8 @@ pub fn streams(s: &Shape, p: Precision) -> bool {
 /// The bytes a miss of B's loads brings into L2 where B streams: 128, not every rung's 256 (the
 /// TMA's L2 promotion, set on the host's map of B; the kernel's machine code is the same). With 256
 /// the stream of B ran 4-6% slower at M <= 16 where B is 90 MB, and level where B fits in L2
-/// (`notes/step15.md`, "Next: what a miss of B brings into L2").
+/// (`notes/step15.md`, "Next: what a miss of B brings into L2"); the same bytes come from DRAM
+/// either way, and 256 makes L2 answer more lookups ("The record with B's promotion at 128 bytes").
 pub const STREAM_PROMOTION: usize = 128;
 
 /// Tiles of C^T at `s` swapped, each `bm` rows of N by `bn` of M.
