@@ -14,10 +14,8 @@ bundle=$(cd "$1" && pwd); out=$2
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$CUDA_HOME/lib64
 command -v ncu >/dev/null || { echo "error: ncu (Nsight Compute) is not on the PATH" >&2; exit 1; }
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader -i "${SGEMM_DEVICE:-0}" | head -1)
+. "$(dirname "$0")/gpu-slug.sh"
 [ -n "$gpu" ] || { echo "error: nvidia-smi names no GPU" >&2; exit 1; }
-# The results file's name for the GPU (common::harness::names::slug).
-slug=$(echo "$gpu" | tr 'A-Z' 'a-z' | sed -E 's/[^a-z0-9]+/-/g; s/^-+//; s/-+$//')
 dir=$out/$slug
 mkdir -p "$dir"
 version=$(ncu --version | sed -n 's/^Version \([^ ]*\).*/\1/p')

@@ -27,10 +27,8 @@ logs=$out/logs; mkdir -p "$logs"; summary=$out/summary.md; : > "$summary"; t0=$(
 say() { echo "$*" | tee -a "$summary"; }
 el() { echo "$(( $(date +%s) - t0 ))"; }
 left() { echo "$(( ${LIMIT:-560} - $(el) ))"; }
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader -i "${SGEMM_DEVICE:-0}" | head -1)
+. "$here/gpu-slug.sh"
 [ -n "$gpu" ] || { say "error: nvidia-smi names no GPU"; exit 1; }
-# The results file's name for the GPU (common::harness::names::slug), as scripts/profile.sh has it.
-slug=$(echo "$gpu" | tr 'A-Z' 'a-z' | sed -E 's/[^a-z0-9]+/-/g; s/^-+//; s/-+$//')
 say "record on $(nvidia-smi --query-gpu=name,driver_version,power.limit,temperature.gpu --format=csv,noheader -i "${SGEMM_DEVICE:-0}"), bundle $bundle"
 step=$bundle/bin/${STEP:-none}
 [ -n "${CHECKS:-}${SANITIZE:-}" ] && [ ! -x "$step" ] && { say "error: STEP names no step binary in $bundle/bin"; exit 1; }

@@ -39,8 +39,7 @@ pub fn tensor_map(elem: Elem, addr: u64, dims: &[usize], pitches: &[usize], boxe
 
 /// The bytes a miss of every rung's loads brings into L2 (the TMA's L2 promotion): 256, the widest,
 /// so that a box's row of 128 bytes brings its neighbour's too. Where B streams past L2 at decode
-/// shapes 128 bytes or none measured faster (`notes/step15.md`, "Next: what a miss of B brings
-/// into L2"), not yet a rule.
+/// shapes step 15's rule asks for 128 instead (`STREAM_PROMOTION`, through `B_PROMOTION`).
 pub const L2_PROMOTION: usize = 256;
 
 /// [`tensor_map`] whose misses bring `promotion` bytes into L2: 0 (no promotion), 64, 128 or 256;
