@@ -9,6 +9,8 @@
 #   git rev-parse --short HEAD > .gpu/bundle-commit
 # and run from the repository root with .gpu/bundle.tgz and .gpu/bundle-commit carried:
 #   bash notes/experiments/next-run.sh
+# With GRID=64 each launch is also run on 64 clusters (`--define GRID_CLUSTERS=64`: half the SMs,
+# two tiles each), to tell a pace set by the whole GPU's traffic from one set by each SM's own loads.
 set -u
 OUT=${OUT:?the folder whose files come back}
 R=$PWD; A=$(mktemp -d /tmp/fresh.XXXXXX); mkdir -p "$A/b"
@@ -20,9 +22,10 @@ P=$R/notes/experiments/step15-skinny/loads-only.patch
 M=gpu__time_duration.sum,sm__cycles_active.max,sm__cycles_elapsed.avg.per_second
 : > "$OUT/loads-k.csv"
 for sh in 1024x1024x512 1024x1024x1024 1024x1024x2048; do
-  for who in step loads-only; do
+  for who in step loads-only ${GRID:+step@$GRID loads-only@$GRID}; do
     echo "# $who $sh" >> "$OUT/loads-k.csv"
-    x=""; [ $who = loads-only ] && x="--kernel $P"
+    x=""; case $who in loads-only*) x="--kernel $P";; esac
+    case $who in *@*) x="$x --define GRID_CLUSTERS=${who#*@}";; esac
     # The patch computes nothing, so its check fails; Nsight Compute still profiles its launch.
     timeout 40 ncu --clock-control none --metrics $M --csv -k regex:sgemm --launch-count 1 b/bin/step15-skinny $x \
       --precision fp16-c16 --shape $sh --verify-only >> "$OUT/loads-k.csv" 2>/dev/null
