@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# The GPU run that notes/step15.md's "Next: the rung's loads alone at 1024²" waits for, one command on
-# one Hopper GPU (about 30 s): Nsight Compute (one launch each, flushed caches) of the step binary and
-# of experiments/step15-skinny/loads-only.patch (unchecked: it multiplies nothing) at 1024 x 1024 x
-# {512, 1024, 2048}, FP16 with a 16-bit C: cycles of the busiest SM, for each a line over K.
+# The GPU run that notes/step15.md's "Next: the operands' L2 promotion at 1024³" waits for, one
+# command on one Hopper GPU (about 60 s): Nsight Compute (one launch each, flushed caches, two runs)
+# of the step binary at 1024³, FP16 with a 16-bit C, with A's and B's tensor maps promoting 256
+# bytes (the step), 128 or none (`--define A_PROMOTION=n --define B_PROMOTION=n`), then tune15
+# --beside with 128 bytes for both, two rounds.
 # Built beside the source tree (release binaries):
 #   cargo xtask bundle --out .gpu/b2
 #   tar czf .gpu/bundle.tgz -C .gpu/b2 ./run.sh ./bin ./examples/tune15
 #   git rev-parse --short HEAD > .gpu/bundle-commit
 # and run from the repository root with .gpu/bundle.tgz and .gpu/bundle-commit carried:
 #   bash notes/experiments/next-run.sh
-# With GRID=64 each launch is also run on 64 clusters (`--define GRID_CLUSTERS=64`: half the SMs,
-# two tiles each), to tell a pace set by the whole GPU's traffic from one set by each SM's own loads.
 set -u
 OUT=${OUT:?the folder whose files come back}
 R=$PWD; A=$(mktemp -d /tmp/fresh.XXXXXX); mkdir -p "$A/b"
@@ -18,34 +17,15 @@ tar xzf "$R/.gpu/bundle.tgz" -C "$A/b" || { echo "no bundle at .gpu/bundle.tgz (
 export SGEMM_CUBIN_CACHE=$A/cubins PATH=$PATH:/usr/local/cuda/bin; mkdir -p "$SGEMM_CUBIN_CACHE"
 echo "bundle of $(cat "$R/.gpu/bundle-commit") in $A"
 cd "$A" || exit 1
-P=$R/notes/experiments/step15-skinny/loads-only.patch
-M=gpu__time_duration.sum,sm__cycles_active.max,sm__cycles_elapsed.avg.per_second
-: > "$OUT/loads-k.csv"
-for sh in 1024x1024x512 1024x1024x1024 1024x1024x2048; do
-  for who in step loads-only ${GRID:+step@$GRID loads-only@$GRID}; do
-    echo "# $who $sh" >> "$OUT/loads-k.csv"
-    x=""; case $who in loads-only*) x="--kernel $P";; esac
-    case $who in *@*) x="$x --define GRID_CLUSTERS=${who#*@}";; esac
-    # The patch computes nothing, so its check fails; Nsight Compute still profiles its launch.
-    timeout 40 ncu --clock-control none --metrics $M --csv -k regex:sgemm --launch-count 1 b/bin/step15-skinny $x \
-      --precision fp16-c16 --shape $sh --verify-only >> "$OUT/loads-k.csv" 2>/dev/null
+M=gpu__time_duration.sum,sm__cycles_active.max,lts__t_sectors_srcunit_tex.sum,l1tex__m_xbar2l1tex_read_bytes.sum,dram__bytes_read.sum
+for w in "step|" "A128|--define A_PROMOTION=128" "B128|--define B_PROMOTION=128" \
+         "A128-B128|--define A_PROMOTION=128 --define B_PROMOTION=128" "none|--define A_PROMOTION=0 --define B_PROMOTION=0"; do
+  n=${w%%|*}; x=${w#*|}
+  for i in 1 2; do
+    echo "$n $i: $(timeout 40 ncu --clock-control none --metrics $M --csv -k regex:sgemm --launch-count 1 b/bin/step15-skinny $x \
+      --precision fp16-c16 --shape 1024 --verify-only 2>/dev/null | grep '"sgemm"' | awk -F'","' '{printf "%s=%s ", $(NF-2), $NF}' | tr -d '"')"
   done
-done
-python3 - "$OUT/loads-k.csv" <<'PY'
-import csv, sys
-cur = None; rows = {}
-for line in open(sys.argv[1]):
-    if line.startswith("# "): cur = tuple(line.split()[1:]); rows[cur] = {}
-    elif cur and line.startswith('"') and '"sgemm"' in line:
-        r = next(csv.reader([line])); rows[cur].setdefault(r[-3], float(r[-1].replace(",", "")))
-print("| shape | who | µs | busiest SM, cycles | MHz |"); print("|---|---|---:|---:|---:|")
-pts = {}
-for (who, sh), m in rows.items():
-    if not m: continue
-    print(f"| {sh} | {who} | {m['gpu__time_duration.sum']/1e3:.2f} | {m['sm__cycles_active.max']:,.0f} | {m['sm__cycles_elapsed.avg.per_second']/1e6:.0f} |")
-    pts.setdefault(who, []).append((int(sh.split("x")[2]) / 64, m["sm__cycles_active.max"]))
-for who, p in pts.items():
-    n = len(p); mx = sum(x for x, _ in p) / n; my = sum(y for _, y in p) / n
-    s = sum((x - mx) * (y - my) for x, y in p) / sum((x - mx) ** 2 for x, _ in p)
-    print(f"{who}: {s:,.0f} cycles a K-tile, {my - s * mx:,.0f} a launch")
-PY
+done | tee "$OUT/promotion-ncu.txt"
+timeout 120 b/examples/tune15 1024 fp16-c16 --only "the rule's plan, 6 buffers" --define A_PROMOTION=128 \
+  --define B_PROMOTION=128 --beside --rounds 2 > "$OUT/tune15.md" 2>&1
+echo "tune15 rc=$?"; grep -E "^\| fp16|fastest" "$OUT/tune15.md"

@@ -158,15 +158,26 @@ fn box_rows(call: &HostCall<'_>, name: &str, rows: usize) -> Result<usize> {
 
 /// A's tensor map as the rungs load it: K-major as it is, boxes of BK x `rows`, or as an
 /// experiment's `--define A_BOX_ROWS=n` makes them (n rows: the blocks of a cluster each loading
-/// a share of a tile, `notes/experiments/step15-skinny/swap-split.patch`). Made once per buffer
-/// and shape, then reused (cuBLAS keeps its plans too).
+/// a share of a tile, `notes/experiments/step15-skinny/swap-split.patch`). A miss brings 256 bytes
+/// into L2, or an experiment's `--define A_PROMOTION=n`. Made once per buffer and shape, then
+/// reused (cuBLAS keeps its plans too).
 pub fn a_map(call: &mut HostCall<'_>, rows: usize, bk: usize) -> Result<TensorMap> {
     let Shape { m, k, .. } = call.gemm.shape;
     let p = call.precision;
     let rows = box_rows(call, "A_BOX_ROWS", rows)?;
+    let promotion = promotion(call, "A_PROMOTION")?;
     let (a, pitch) = aligned_rows(call, "A with aligned rows", call.a.ptr(call.gpu), m, k, p.input(), true)?;
-    let key = vec![0, a, m as u64, k as u64, rows as u64, bk as u64, p.code() as u64];
-    call.workspace.tensor_map(key, || input_map(p, a, &[k, m], &[pitch], &[bk, rows], L2_PROMOTION))
+    let key = vec![0, a, m as u64, k as u64, rows as u64, bk as u64, p.code() as u64, promotion as u64];
+    call.workspace.tensor_map(key, || input_map(p, a, &[k, m], &[pitch], &[bk, rows], promotion))
+}
+
+/// The bytes a miss of an operand's loads brings into L2: every rung's 256, or the launch's define
+/// `name` (A_PROMOTION, B_PROMOTION).
+fn promotion(call: &HostCall<'_>, name: &str) -> Result<usize> {
+    match call.launch.value(name) {
+        None => Ok(L2_PROMOTION),
+        Some(v) => usize::try_from(v).map_err(|_| crate::Error::BadInput(format!("{name}={v}: bytes, not negative"))),
+    }
 }
 
 /// B's tensor map as the rungs load it: N-major as it is, boxes of 128 bytes (64 halves or 32
@@ -182,12 +193,7 @@ pub fn b_map(call: &mut HostCall<'_>, bk: usize) -> Result<TensorMap> {
     let (b, pitch) = aligned_rows(call, "B with aligned rows", call.b.ptr(call.gpu), rows, cols, p.input(), true)?;
     let box_cols = call.launch.value("B_BOX_COLS").map_or(128 / p.input().bytes(), |c| c.max(0) as usize);
     let box_rows = box_rows(call, "B_BOX_ROWS", bk)?;
-    let promotion = match call.launch.value("B_PROMOTION") {
-        None => L2_PROMOTION,
-        Some(v) => {
-            usize::try_from(v).map_err(|_| crate::Error::BadInput(format!("B_PROMOTION={v}: bytes, not negative")))?
-        }
-    };
+    let promotion = promotion(call, "B_PROMOTION")?;
     let key = vec![1, b, n as u64, k as u64, box_rows as u64, p.code() as u64, box_cols as u64, promotion as u64];
     let boxes = if p.b_k_major() { [bk, 64] } else { [box_cols, box_rows] };
     call.workspace.tensor_map(key, || input_map(p, b, &[cols, rows], &[pitch], &boxes, promotion))
