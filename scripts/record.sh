@@ -7,6 +7,8 @@
 #   STEP=step15-skinny CHECKS="fp16:63x11008x4096 ..."  the step binary against float64 and cuBLAS,
 #                                  alpha 1.5 and beta 0.5 (PRECISION:SHAPE each)
 #   STEP=... SANITIZE="memcheck:fp16-c16:255x11005x3001 ..."  compute-sanitizer (TOOL:PRECISION:SHAPE)
+#   STEP_ARGS="--kernel X.patch --define CLUSTER=2"  more arguments of the step binary in both (an
+#                                  experiment's kernel and defines)
 #   PROFILE_STEPS=step15           scripts/profile.sh into OUT/profiles/<gpu>/
 #   SWEEP_STEPS=15 SWEEP_SHAPES=1x11008x4096,...  `xtask sweep --merge` into OUT/sweep.json, a copy
 #                                  of RESULTS/<gpu>.json
@@ -35,12 +37,12 @@ step=$bundle/bin/${STEP:-none}
 
 for c in ${CHECKS:-}; do
   p=${c%%:*}; sh=${c##*:}; f=$logs/check-$p-$sh.log
-  timeout 120 "$step" --precision "$p" --shape "$sh" --alpha 1.5 --beta 0.5 --verify-only > "$f" 2>&1
+  timeout 120 "$step" ${STEP_ARGS:-} --precision "$p" --shape "$sh" --alpha 1.5 --beta 0.5 --verify-only > "$f" 2>&1
   say "check $p $sh rc=$? $(grep -E 'vs (CPU|cuBLAS)' "$f" | sed 's/(limit.*//' | tr -s ' ' | tr '\n' ' ')[$(el) s]"
 done
 for c in ${SANITIZE:-}; do
   IFS=: read -r tool p sh <<< "$c"; f=$logs/$tool-$p-$sh.log
-  timeout 180 compute-sanitizer --tool "$tool" "$step" --precision "$p" --shape "$sh" --beta 0.5 --verify-only > "$f" 2>&1
+  timeout 180 compute-sanitizer --tool "$tool" "$step" ${STEP_ARGS:-} --precision "$p" --shape "$sh" --beta 0.5 --verify-only > "$f" 2>&1
   say "$tool $p $sh rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tail -1) [$(el) s]"
 done
 if [ -n "${PROFILE_STEPS:-}" ]; then

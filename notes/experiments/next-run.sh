@@ -3,7 +3,7 @@
 # command of about 150 s on one Hopper GPU, with experiments/step15-skinny/cluster-pieces.patch in
 # clusters of two and B^T's boxes in pieces of 32 rows (`--define CLUSTER=2 --define B_BOX_ROWS=32`):
 #   - the step binary with the patch (the rule's plan) against float64 and cuBLAS, alpha 1.5 and
-#     beta 0.5, at odd shapes, then memcheck and synccheck;
+#     beta 0.5, at odd shapes, then memcheck and synccheck (scripts/record.sh, into $OUT/summary.md);
 #   - tune15 --beside, two rounds, at 1024³ on cuBLAS's plan (`Swapped { bm: 128, bn: 64 }`) and
 #     the rule's, FP16 with a 16-bit C and BF16, and once at odd shapes (every candidate verified);
 #   - Nsight Compute at 1024³ (one launch each, two runs): the step, cluster-columns.patch and the
@@ -23,17 +23,9 @@ echo "bundle of $(cat "$R/.gpu/bundle-commit") in $A"
 cd "$A" || exit 1
 t0=$(date +%s); el() { echo "$(( $(date +%s) - t0 ))"; }
 E=$R/notes/experiments/step15-skinny; P=$E/cluster-pieces.patch; X="--kernel $P --define CLUSTER=2 --define B_BOX_ROWS=32"
-mkdir -p "$OUT/logs"
-for c in fp16-c16:1024x1024x1024 bf16:1000x1000x1000 bf16-c16:999x1023x1001 fp16:517x1024x777 fp16-c16:1023x1535x1025; do
-  p=${c%%:*}; sh=${c##*:}; f=$OUT/logs/check-$p-$sh.log
-  timeout 60 b/bin/step15-skinny $X --precision $p --shape $sh --alpha 1.5 --beta 0.5 --verify-only > "$f" 2>&1
-  echo "check $p $sh rc=$? $(grep -E 'vs (CPU|cuBLAS)' "$f" | sed 's/(limit.*//' | tr -s ' ' | tr '\n' ' ')[$(el) s]"
-done
-for t in memcheck synccheck; do
-  timeout 120 compute-sanitizer --tool $t b/bin/step15-skinny $X --precision fp16-c16 --shape 999x1023x1001 --beta 0.5 \
-    --verify-only > "$OUT/logs/$t.log" 2>&1
-  echo "$t rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/logs/$t.log" | tail -1) [$(el) s]"
-done
+STEP=step15-skinny STEP_ARGS="$X" CHECKS="fp16-c16:1024x1024x1024 bf16:1000x1000x1000 bf16-c16:999x1023x1001 \
+fp16:517x1024x777 fp16-c16:1023x1535x1025" SANITIZE="memcheck:fp16-c16:999x1023x1001 synccheck:fp16-c16:999x1023x1001" \
+  bash "$R/scripts/record.sh" b "$OUT"
 for c in 1024:fp16-c16:2 1024:bf16:2 1000:fp16:1 999x1023x1001:bf16-c16:1; do
   IFS=: read -r sh p n <<< "$c"; f=$OUT/tune15-$sh-$p.md
   timeout 150 b/examples/tune15 $sh $p --only "bm: 128, bn: 64|the rule's plan, 6 buffers" $X --beside --rounds $n > "$f" 2>&1

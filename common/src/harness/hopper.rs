@@ -43,7 +43,7 @@ pub fn tensor_map(elem: Elem, addr: u64, dims: &[usize], pitches: &[usize], boxe
 pub const L2_PROMOTION: usize = 256;
 
 /// [`tensor_map`] whose misses bring `promotion` bytes into L2: 0 (no promotion), 64, 128 or 256;
-/// an experiment's knob (`--define B_PROMOTION=n`). With `tf32`, an FP32 tensor whose loads the
+/// an experiment's knob (`--define A_PROMOTION=n`, `B_PROMOTION=n`). With `tf32`, an FP32 tensor whose loads the
 /// TMA rounds to TF32 on their way into shared memory: to nearest, ties to even, as cuBLAS's TF32
 /// does (its type is TFLOAT32), so that the TF32 kernel needs no rounding instruction (book
 /// chapter 13).
