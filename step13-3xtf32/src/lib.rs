@@ -54,7 +54,7 @@ fn run(call: &mut HostCall<'_>) -> Result<()> {
             let (mi, ki, ldti, a) = (m as i32, k as i32, ldt as i32, call.a.ptr(gpu));
             let mut args = [arg(&mi), arg(&ki), arg(&a), arg(&split), arg(&ldti)];
             let grid = (ceil_div(m * ldt / 4, 256) as u32, 1, 1);
-            hopper::launch(gpu, &prepare, grid, (256, 1, 1), 0, (1, 1, 1), &mut args)?;
+            hopper::launch(gpu, &prepare, grid, (256, 1, 1), 0, (1, 1, 1), false, &mut args)?;
         }
         call.workspace.tensor_map(vec![3, split, m as u64, k as u64], || {
             tensor_map(Elem::F32, split, &[k, m, 2], &[ldt * w, ldt * m * w], &[bk, 64, 1])

@@ -159,13 +159,14 @@ pub fn arg<T>(value: &T) -> *mut c_void {
     value as *const T as *mut c_void
 }
 
-/// A launch configuration on the harness stream with one attribute (the cluster's shape).
+/// A launch configuration on the harness stream with the attributes `attrs` (the cluster's shape
+/// first).
 fn config(
     gpu: &Gpu,
     grid: (u32, u32, u32),
     block: (u32, u32, u32),
     smem_bytes: u32,
-    attr: &mut sys::CUlaunchAttribute,
+    attrs: &mut [sys::CUlaunchAttribute],
 ) -> sys::CUlaunchConfig {
     sys::CUlaunchConfig {
         gridDimX: grid.0,
@@ -176,8 +177,8 @@ fn config(
         blockDimZ: block.2,
         sharedMemBytes: smem_bytes,
         hStream: gpu.stream.cu_stream(),
-        attrs: attr,
-        numAttrs: 1,
+        attrs: attrs.as_mut_ptr(),
+        numAttrs: attrs.len() as u32,
     }
 }
 
@@ -190,6 +191,14 @@ fn cluster_attr(cluster: (u32, u32, u32)) -> sys::CUlaunchAttribute {
     attr
 }
 
+fn early_attr() -> sys::CUlaunchAttribute {
+    // SAFETY: as in `cluster_attr`.
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    attr
+}
+
 /// How many clusters of `cluster` blocks of `f` (with `block` threads and `smem_bytes` of dynamic
 /// shared memory each) the GPU runs at once: the size of a persistent grid.
 pub fn max_active_clusters(
@@ -199,8 +208,8 @@ pub fn max_active_clusters(
     smem_bytes: u32,
     cluster: (u32, u32, u32),
 ) -> Result<u32> {
-    let mut attr = cluster_attr(cluster);
-    let config = config(gpu, cluster, block, smem_bytes, &mut attr);
+    let mut attrs = [cluster_attr(cluster)];
+    let config = config(gpu, cluster, block, smem_bytes, &mut attrs);
     let mut n = 0;
     // SAFETY: the config and its one attribute are live for the call, which writes one int.
     unsafe { sys::cuOccupancyMaxActiveClusters(&mut n, f.cu_function(), &config) }
@@ -213,7 +222,11 @@ pub fn max_active_clusters(
 }
 
 /// Launches `f` on the harness stream as a grid of thread-block clusters of `cluster` blocks
-/// (`cuLaunchKernelEx`), with `args` pointing to each kernel parameter in order.
+/// (`cuLaunchKernelEx`), with `args` pointing to each kernel parameter in order. `early`: a
+/// programmatic dependent launch, which may start before the launch ahead of it in the stream has
+/// finished; only for a kernel that waits for it (`griddepcontrol.wait`) before it touches global
+/// memory.
+#[allow(clippy::too_many_arguments)]
 pub fn launch(
     gpu: &Gpu,
     f: &CudaFunction,
@@ -221,10 +234,12 @@ pub fn launch(
     block: (u32, u32, u32),
     smem_bytes: u32,
     cluster: (u32, u32, u32),
+    early: bool,
     args: &mut [*mut c_void],
 ) -> Result<()> {
-    let mut attr = cluster_attr(cluster);
-    let config = config(gpu, grid, block, smem_bytes, &mut attr);
+    let mut attrs = [cluster_attr(cluster), early_attr()];
+    let used = if early { 2 } else { 1 };
+    let config = config(gpu, grid, block, smem_bytes, &mut attrs[..used]);
     // SAFETY: `args` has one pointer per kernel parameter, each to a live value of its type
     // (the caller's contract); the function belongs to this context.
     unsafe { sys::cuLaunchKernelEx(&config, f.cu_function(), args.as_mut_ptr(), std::ptr::null_mut()) }

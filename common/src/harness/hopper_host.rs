@@ -307,7 +307,9 @@ pub fn launch_sgemm(
     }
     let (f, launch) = (&call.loaded.function, call.launch);
     let cluster = launch.value("CLUSTER").unwrap_or(1) as u32;
-    hopper::launch(call.gpu, f, grid, launch.block, launch.dynamic_smem_bytes, (cluster, 1, 1), &mut args)
+    // PDL=1: a kernel that waits for the launch before it (griddepcontrol.wait) may start early.
+    let early = launch.value("PDL") == Some(1);
+    hopper::launch(call.gpu, f, grid, launch.block, launch.dynamic_smem_bytes, (cluster, 1, 1), early, &mut args)
 }
 
 /// Bytes of one staging buffer of C in steps 12 and 13 (`CHUNK_BYTES` of hopper.cuh): 64 rows of
