@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The GPU run that notes/step15.md's "Next: the next launch under this one's tail" and
 # notes/step14.md's "Next: the promotion every two or four K-tiles, on the kernel of now" wait for,
-# on one Hopper GPU, in two commands (PART=pdl, about 300 s; PART=promote, about 200 s):
+# on one Hopper GPU, in two commands (PART=pdl, about 300 s; PART=promote, about 350 s):
 #   pdl: the step binary with experiments/step15-skinny/pdl.patch and --define PDL=1 at odd shapes
 #     (alpha 1.5, beta 0.5), memcheck and synccheck; then `xtask references` with the patch as the
 #     top rung (PDL=1) at 1024³, 128 x 11008 x 4096 and 64 x 4096 x 4096, and with PDL=0 (the
 #     step's machine code) at 1024³, FP16 with both C types, both timing methods, into $OUT.
 #   promote: the step binary with experiments/step14-fp8/promote-every-two.patch (PROMOTE=2 and 4)
-#     at odd shapes and K = 16384 (fp8, fp8-c32); `tune14 --beside --rounds 2` at 4096³ (fp8,
-#     fp8-c32) and 4096 x 11008 x 4096 (fp8-c32) with PROMOTE=2 and 4.
+#     at odd shapes and K = 16384 (fp8, fp8-c32); `xtask references` at 4096³ with
+#     experiments/step14-fp8/pdl.patch (PDL=1) as the top rung, both scalings and C types; then
+#     `tune14 --beside --rounds 2` at 4096³ (fp8, fp8-c32) and 4096 x 11008 x 4096 (fp8-c32) with
+#     PROMOTE=2 and 4.
 # Built beside the source tree (release binaries):
 #   cargo xtask bundle --out .gpu/b2
 #   tar czf .gpu/bundle.tgz -C .gpu/b2 ./run.sh ./bin ./examples/tune15 ./examples/tune14
@@ -40,6 +42,11 @@ elif [ "${PART:-}" = promote ]; then
   for n in 2 4; do
     STEP=step14-fp8 STEP_ARGS="--kernel $P --define PROMOTE=$n" CHECKS="fp8:1x128x128 fp8:129x257x2600 fp8-c32:1000x1000x1000 \
 fp8-c32:255x257x16384 fp8:4096x4096x16384" SANITIZE="memcheck:fp8:129x257x2600" bash "$R/scripts/record.sh" b "$OUT/promote$n"
+  done
+  for pr in fp8 fp8-block; do
+    timeout 150 b/bin/xtask references --shapes 4096 --precisions $pr --kernel "$E/step14-fp8/pdl.patch" --define PDL=1 \
+      --out "$OUT/pdl-$pr.json" > "$OUT/pdl-$pr.log" 2>&1
+    echo "references PDL=1 4096 $pr rc=$? [$(el) s]"; grep -E "^\| 4096x4096x4096 \| $pr \| (bf16|fp32) \|" "$OUT/pdl-$pr.log"
   done
   for c in 4096:fp8 4096:fp8-c32 4096x11008x4096:fp8-c32; do
     IFS=: read -r sh p <<< "$c"
