@@ -11,6 +11,9 @@
 #     experiments/step14-fp8/pdl.patch (PDL=1) as the top rung, both scalings and C types; then
 #     `tune14 --beside --rounds 2` at 4096³ (fp8, fp8-c32) and 4096 x 11008 x 4096 (fp8-c32) with
 #     PROMOTE=2 and 4.
+#   prefetch: the step binary with experiments/step15-skinny/prefetch-maps.patch at odd shapes,
+#     memcheck; `tune15 --beside --rounds 2` on the rule's plan at six shapes; `xtask references`
+#     with the patch as the top rung at 1024³ and 64 x 4096 x 4096 (FP16, both C types).
 # Built beside the source tree (release binaries):
 #   cargo xtask bundle --out .gpu/b2
 #   tar czf .gpu/bundle.tgz -C .gpu/b2 ./run.sh ./bin ./examples/tune15 ./examples/tune14
@@ -56,8 +59,19 @@ fp8-c32:255x257x16384 fp8:4096x4096x16384" SANITIZE="memcheck:fp8:129x257x2600" 
       echo "tune14 $sh $p PROMOTE=$n rc=$? [$(el) s]"; grep -E "^\| fp8|fastest|error" "$f"
     done
   done
+elif [ "${PART:-}" = prefetch ]; then
+  P=$E/step15-skinny/prefetch-maps.patch
+  STEP=step15-skinny STEP_ARGS="--kernel $P" CHECKS="fp16-c16:1024x1024x1024 bf16:129x11008x4096 bf16-c16:999x1023x1001 \
+fp16:2047x2049x2000" SANITIZE="memcheck:fp16-c16:17x2048x1024" bash "$R/scripts/record.sh" b "$OUT"
+  for c in 1024:fp16-c16 2048:fp16-c16 64x4096x4096:fp16-c16 1x4096x4096:bf16 128x11008x4096:fp16-c16 16x11008x4096:bf16-c16; do
+    IFS=: read -r sh p <<< "$c"; f=$OUT/tune15-$sh-$p.md
+    timeout 100 b/examples/tune15 $sh $p --only "the rule's plan, 6 buffers" --kernel $P --beside --rounds 2 > "$f" 2>&1
+    echo "tune15 $sh $p rc=$? [$(el) s]"; grep -E "^\| (fp16|bf16)|fastest|error" "$f"
+  done
+  timeout 150 b/bin/xtask references --shapes 1024,64x4096x4096 --precisions fp16 --kernel "$P" --out "$OUT/prefetch.json" > "$OUT/prefetch.log" 2>&1
+  echo "references prefetch rc=$? [$(el) s]"; grep -E "^\| [0-9]+x[0-9]+x[0-9]+ \| fp16 \| (fp16|fp32) \|" "$OUT/prefetch.log"
 else
-  echo "PART=pdl or PART=promote"; exit 2
+  echo "PART=pdl, promote or prefetch"; exit 2
 fi
 # At most eight files come back: everything in one archive.
 cd "$OUT" && tar czf "../raw-$PART.tgz" . && find . -mindepth 1 -delete && mv "../raw-$PART.tgz" . 
