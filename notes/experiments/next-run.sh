@@ -14,6 +14,9 @@
 #   prefetch: the step binary with experiments/step15-skinny/prefetch-maps.patch at odd shapes,
 #     memcheck; `tune15 --beside --rounds 2` on the rule's plan at six shapes; `xtask references`
 #     with the patch as the top rung at 1024³ and 64 x 4096 x 4096 (FP16, both C types).
+#   map: `xtask references` with experiments/step14-fp8/pdl.patch at 4096³ (fp8, both C types),
+#     PDL=1 and PDL=0; with experiments/step15-skinny/pdl.patch (PDL=1) at 2048³, 8 x 4096 x 4096,
+#     256 x 11008 x 4096 and 16 x 11008 x 4096 (FP16, both C types).
 # Built beside the source tree (release binaries):
 #   cargo xtask bundle --out .gpu/b2
 #   tar czf .gpu/bundle.tgz -C .gpu/b2 ./run.sh ./bin ./examples/tune15 ./examples/tune14
@@ -70,8 +73,19 @@ fp16:2047x2049x2000" SANITIZE="memcheck:fp16-c16:17x2048x1024" bash "$R/scripts/
   done
   timeout 150 b/bin/xtask references --shapes 1024,64x4096x4096 --precisions fp16 --kernel "$P" --out "$OUT/prefetch.json" > "$OUT/prefetch.log" 2>&1
   echo "references prefetch rc=$? [$(el) s]"; grep -E "^\| [0-9]+x[0-9]+x[0-9]+ \| fp16 \| (fp16|fp32) \|" "$OUT/prefetch.log"
+elif [ "${PART:-}" = map ]; then
+  # The programmatic dependent launch at more shapes (step 15, PDL=1), and step 14's beside its
+  # control (PDL=0 compiles to the step's machine code), each pair in one process.
+  for v in 1 0; do
+    timeout 120 b/bin/xtask references --shapes 4096 --precisions fp8 --kernel "$E/step14-fp8/pdl.patch" --define PDL=$v \
+      --out "$OUT/fp8-pdl$v.json" > "$OUT/fp8-pdl$v.log" 2>&1
+    echo "references step 14 PDL=$v rc=$? [$(el) s]"; grep -E "^\| 4096x4096x4096 \| fp8 \| (bf16|fp32) \|" "$OUT/fp8-pdl$v.log"
+  done
+  timeout 280 b/bin/xtask references --shapes 2048,8x4096x4096,256x11008x4096,16x11008x4096 --precisions fp16 \
+    --kernel "$E/step15-skinny/pdl.patch" --define PDL=1 --out "$OUT/map.json" > "$OUT/map.log" 2>&1
+  echo "references step 15 PDL=1 rc=$? [$(el) s]"; grep -E "^\| [0-9]+x[0-9]+x[0-9]+ \| fp16 \| (fp16|fp32) \|" "$OUT/map.log"
 else
-  echo "PART=pdl, promote or prefetch"; exit 2
+  echo "PART=pdl, promote, prefetch or map"; exit 2
 fi
 # At most eight files come back: everything in one archive.
 cd "$OUT" && tar czf "../raw-$PART.tgz" . && find . -mindepth 1 -delete && mv "../raw-$PART.tgz" . 
