@@ -17,6 +17,8 @@
 #   map: `xtask references` with experiments/step14-fp8/pdl.patch at 4096³ (fp8, both C types),
 #     PDL=1 and PDL=0; with experiments/step15-skinny/pdl.patch (PDL=1) at 2048³, 8 x 4096 x 4096,
 #     256 x 11008 x 4096 and 16 x 11008 x 4096 (FP16, both C types).
+#   trigger: `xtask references` with experiments/step15-skinny/pdl.patch, PDL=1 and PDL_TRIGGER=0,
+#     at 16 x 11008 x 4096 and 1024³ (FP16, both C types).
 # Built beside the source tree (release binaries):
 #   cargo xtask bundle --out .gpu/b2
 #   tar czf .gpu/bundle.tgz -C .gpu/b2 ./run.sh ./bin ./examples/tune15 ./examples/tune14
@@ -84,8 +86,14 @@ elif [ "${PART:-}" = map ]; then
   timeout 280 b/bin/xtask references --shapes 2048,8x4096x4096,256x11008x4096,16x11008x4096 --precisions fp16 \
     --kernel "$E/step15-skinny/pdl.patch" --define PDL=1 --out "$OUT/map.json" > "$OUT/map.log" 2>&1
   echo "references step 15 PDL=1 rc=$? [$(el) s]"; grep -E "^\| [0-9]+x[0-9]+x[0-9]+ \| fp16 \| (fp16|fp32) \|" "$OUT/map.log"
+elif [ "${PART:-}" = trigger ]; then
+  # Step 15's programmatic dependent launch without the early signal (PDL_TRIGGER=0): the next
+  # launch starts as this one's blocks exit.
+  timeout 200 b/bin/xtask references --shapes 16x11008x4096,1024 --precisions fp16 --kernel "$E/step15-skinny/pdl.patch" \
+    --define PDL=1 --define PDL_TRIGGER=0 --out "$OUT/trigger0.json" > "$OUT/trigger0.log" 2>&1
+  echo "references step 15 PDL=1 PDL_TRIGGER=0 rc=$? [$(el) s]"; grep -E "^\| [0-9]+x[0-9]+x[0-9]+ \| fp16 \| (fp16|fp32) \|" "$OUT/trigger0.log"
 else
-  echo "PART=pdl, promote, prefetch or map"; exit 2
+  echo "PART=pdl, promote, prefetch, map or trigger"; exit 2
 fi
 # At most eight files come back: everything in one archive.
 cd "$OUT" && tar czf "../raw-$PART.tgz" . && find . -mindepth 1 -delete && mv "../raw-$PART.tgz" . 
