@@ -7,7 +7,7 @@
 use common::harness::device::{Gpu, sync};
 use common::timing::fairest::{Door, checked_calls};
 use common::timing::lt::{CublasConfig, CublasInputs, CublasLt, time_configs, usable_configs};
-use common::timing::runs::TimingPlan;
+use common::timing::runs::{Method, TimingPlan};
 use common::verify::check::Prepared;
 use common::verify::reference::Cublas;
 use common::{Gemm, Precision, Shape, harness::data};
@@ -54,6 +54,7 @@ fn lt_computes(p: Precision, gemm: Gemm) -> Result<(), Failed> {
         rounds: 1,
         min_reps: 3,
         max_reps: 10,
+        method: Method::OneAtATime,
     };
     let (_, timed) = time_configs(&gpu, &blas, &mut lt, &prepared, plan, &usable, None)?;
     match timed.as_slice() {

@@ -82,9 +82,19 @@ fn open_then_confine(args: &ChildArgs, kernel: Option<KernelSource>) -> Result<(
     let e = |e: Error| e.to_string();
     let gpu = Gpu::shared().map_err(e)?;
     let cublas = Cublas::new(&gpu).map_err(e)?;
-    let runner = Runner::new(&gpu, args.step, kernel).map_err(e)?;
+    let runner = runner(&gpu, args.step, kernel).map_err(e)?;
     confine(&args.scratch)?;
     Ok((gpu, cublas, runner))
+}
+
+/// The step's runner for `kernel` (the step's own where `None`), never as a programmatic dependent
+/// launch (`PDL=1` in a rule, which the host turns into one): that may start before the launch
+/// ahead of it has finished, so a submission that touched memory before its `griddepcontrol.wait`,
+/// or had none, would overlap what it follows. The grader times one run at a time, where such a
+/// launch gains nothing, and the reference the same way as the submission.
+fn runner(gpu: &Arc<Gpu>, step: &'static Step, kernel: Option<KernelSource>) -> common::Result<Runner> {
+    let launch = step.launch;
+    Ok(Runner::new(gpu, step, kernel)?.with_launch(move |s| launch(s).without("PDL")))
 }
 
 /// Whether a CUBIN has the kernel the grader launches; the reason where it does not.
@@ -205,7 +215,7 @@ pub fn reference_child(args: ChildArgs) -> Result<(), String> {
     let (mut reporter, mut input) = Reporter::open()?;
     let e = |e: Error| e.to_string();
     let (gemm, plan) = perf_request(&mut input)?;
-    let opened = Gpu::shared().and_then(|gpu| Ok((Cublas::new(&gpu)?, Runner::new(&gpu, args.step, None)?, gpu)));
+    let opened = Gpu::shared().and_then(|gpu| Ok((Cublas::new(&gpu)?, runner(&gpu, args.step, None)?, gpu)));
     let (cublas, mut runner, gpu) = match opened {
         Ok(o) => o,
         Err(why) => return reporter.machine(e(why)),

@@ -10,7 +10,7 @@ use common::harness::matrix::DeviceMatrix;
 use common::harness::runner::Runner;
 use common::timing::clocks::Watch;
 use common::timing::lt::{CublasConfig, CublasLt, compare};
-use common::timing::runs::{TimingPlan, time_runs};
+use common::timing::runs::{Method, TimingPlan, time_runs};
 use common::verify::check::Prepared;
 use common::verify::reference::{CUBLAS_MATH, Cublas};
 use common::{Gemm, Precision, Shape, Step, harness::data};
@@ -115,6 +115,7 @@ fn copy_bandwidth(gpu: &Gpu) -> common::Result<f64> {
         rounds: 1,
         min_reps: 10,
         max_reps: 10,
+        method: Method::OneAtATime,
     };
     let t = time_runs(gpu, plan, || Ok(gpu.stream.memcpy_dtod(&src.data, &mut dst.data)?))?;
     Ok(2.0 * (n * 4) as f64 / (t.median_ms * 1e-3))
@@ -437,6 +438,7 @@ pub fn run(Args { out, steps: keys, shapes, decode, merge, partials, take, void_
         rounds: 3,
         min_reps: 6,
         max_reps: 100,
+        method: Method::OneAtATime,
     };
     let mut bench = Bench { gpu, cublas, lt, plan, started, said_no_clock: false };
     let total = swept.len() * shapes.len();

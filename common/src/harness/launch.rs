@@ -34,6 +34,12 @@ impl Launch {
         self
     }
 
+    /// The launch without the define `name` (none to remove leaves it as it is).
+    pub fn without(mut self, name: &str) -> Launch {
+        self.defines.retain(|(n, _)| *n != name);
+        self
+    }
+
     /// The value of the define `name`, if the launch passes it.
     pub fn value(&self, name: &str) -> Option<i64> {
         self.defines.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
@@ -99,5 +105,18 @@ pub trait Tiles: Sized {
     /// These tiles with the defines applied; by default the defines do not touch them.
     fn following(self, _defines: &[Define]) -> Self {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Launch;
+
+    #[test]
+    fn without_removes_one_define_and_keeps_the_rest() {
+        let launch = Launch::new((1, 1, 1), (128, 1, 1)).define("PDL", 1).define("BM", 64);
+        let launch = launch.without("PDL");
+        assert_eq!((launch.value("PDL"), launch.value("BM")), (None, Some(64)));
+        assert_eq!(launch.clone().without("PDL").defines, launch.defines);
     }
 }

@@ -116,7 +116,7 @@ pub fn fastest_call(
         runs.push(Box::new(move || call.run(gpu, blas, &mut lt.borrow_mut(), inputs, &mut c)));
     }
     let mut contenders: Vec<&mut dyn FnMut() -> Result<()>> = runs.iter_mut().map(|r| &mut **r as _).collect();
-    let times = time_in_turn(gpu, plan, Method::OneAtATime, &mut contenders)?;
+    let times = time_in_turn(gpu, plan, plan.method, &mut contenders)?;
     let fastest = calls.iter().zip(times).min_by(|(_, a), (_, b)| a.median_ms.total_cmp(&b.median_ms));
     Ok(fastest.map(|((call, _), t)| (call.door.label(), t)))
 }

@@ -11,7 +11,7 @@ use crate::harness::precision::{Elem, Precision};
 use crate::harness::problem::{Gemm, Shape};
 use crate::harness::runner::Runner;
 use crate::timing::lt_fp8;
-use crate::timing::runs::{Comparison, Method, Timing, TimingPlan, time_in_turn};
+use crate::timing::runs::{Comparison, Timing, TimingPlan, time_in_turn};
 use crate::verify::check::Prepared;
 use crate::verify::reference::Cublas;
 use crate::{Error, Result};
@@ -429,7 +429,7 @@ pub fn time_configs(
     for r in runs.iter_mut() {
         contenders.push(&mut **r);
     }
-    let mut times = time_in_turn(gpu, plan, Method::OneAtATime, &mut contenders)?.into_iter();
+    let mut times = time_in_turn(gpu, plan, plan.method, &mut contenders)?.into_iter();
     let kernel = if given { times.next() } else { None };
     Ok((kernel, configs.iter().copied().zip(times).collect()))
 }

@@ -49,6 +49,8 @@ pub struct TimingPlan {
     /// Samples of a contender, at least and at most, over all its turns.
     pub min_reps: usize,
     pub max_reps: usize,
+    /// How a sample is taken, where a caller does not time both ways.
+    pub method: Method,
 }
 
 impl Default for TimingPlan {
@@ -59,6 +61,7 @@ impl Default for TimingPlan {
             rounds: 4,
             min_reps: 8,
             max_reps: 200,
+            method: Method::OneAtATime,
         }
     }
 }
@@ -186,7 +189,7 @@ impl Comparison {
     }
 }
 
-/// Times the kernel and cuBLAS on the inputs of a prepared problem, in turn, one run at a time
+/// Times the kernel and cuBLAS on the inputs of a prepared problem, in turn, in the plan's way
 /// (each writes its own C, which starts as the problem's C0; with beta != 0 later runs read
 /// earlier results, which is fine for timing).
 pub fn compare_prepared(runner: &mut Runner, cublas: &Cublas, p: &Prepared, plan: TimingPlan) -> Result<Comparison> {
@@ -195,7 +198,7 @@ pub fn compare_prepared(runner: &mut Runner, cublas: &Cublas, p: &Prepared, plan
     let (ca, cb) = p.cublas_inputs();
     let mut kernel = || runner.run(&p.gemm, &p.a, &p.b, &mut c);
     let mut blas = || cublas.gemm(&gpu, p.precision, &p.gemm, ca, cb, &mut c_blas);
-    let [kernel, cublas]: [Timing; 2] = time_in_turn(&gpu, plan, Method::OneAtATime, &mut [&mut kernel, &mut blas])?
+    let [kernel, cublas]: [Timing; 2] = time_in_turn(&gpu, plan, plan.method, &mut [&mut kernel, &mut blas])?
         .try_into()
         .expect("two contenders, two timings");
     Ok(Comparison { gemm: p.gemm, kernel, cublas })

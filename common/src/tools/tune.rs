@@ -8,7 +8,7 @@ use crate::harness::runner::Runner;
 use crate::harness::step::Step;
 use crate::timing::fairest::{ALGOS, checked_calls, fastest_call};
 use crate::timing::lt::{CublasConfig, CublasLt, compare_with_configs};
-use crate::timing::runs::TimingPlan;
+use crate::timing::runs::{Method, TimingPlan};
 use crate::verify::check::Prepared;
 use crate::verify::reference::Cublas;
 use crate::{Gemm, Precision, Result, Shape, harness::data};
@@ -44,6 +44,18 @@ pub struct Experiment {
     /// turns
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10))]
     pub rounds: u32,
+    /// Time back to back (a sample the mean of a batch of runs in a row, as criterion and
+    /// PyTorch's benchmarks time) instead of one run at a time, the fastest cuBLAS too
+    #[arg(long)]
+    pub back_to_back: bool,
+}
+
+impl Experiment {
+    /// How every row, and the fastest cuBLAS it is measured against, is timed.
+    fn plan(&self) -> TimingPlan {
+        let method = if self.back_to_back { Method::BackToBack } else { Method::OneAtATime };
+        TimingPlan { method, ..TimingPlan::default() }
+    }
 }
 
 /// One kernel a tuner times under every candidate: the step's or an experiment's, with the defines
@@ -67,6 +79,7 @@ struct Baseline<'a> {
     lt: &'a mut CublasLt,
     prepared: &'a Prepared,
     fastest: Option<crate::timing::runs::Timing>,
+    plan: TimingPlan,
 }
 
 /// Whether `--only`'s text (alternatives split by `|`) picks the candidate labelled `label`.
@@ -140,6 +153,9 @@ pub fn run(
     if experiment.unchecked {
         println!("--unchecked: a candidate whose product is wrong is timed too");
     }
+    if experiment.back_to_back {
+        println!("--back-to-back: every sample the mean of {} runs in a row", crate::timing::runs::BATCH);
+    }
     println!("| precision | candidate | regs | smem (B) | GFLOP/s | % of cuBLAS | % of fastest cuBLAS | check |");
     println!("|---|---|---:|---:|---:|---:|---:|---|");
     let gemm = Gemm::new(shape, 1.0, 0.0);
@@ -154,7 +170,7 @@ pub fn run(
             for w in wrong {
                 println!("note: left out, it computed a wrong result: {w}");
             }
-            fastest_call(&gpu, &cublas, &mut lt, &prepared, TimingPlan::default(), &calls)?.map(|(label, t)| {
+            fastest_call(&gpu, &cublas, &mut lt, &prepared, experiment.plan(), &calls)?.map(|(label, t)| {
                 println!("{p}: fastest cuBLAS {label} ({:.0} GFLOP/s)", t.gflops(&gemm));
                 t
             })
@@ -164,7 +180,8 @@ pub fn run(
         let wanted = |c: &Candidate| wanted(experiment.only.as_deref(), &c.label);
         let chosen: Vec<(String, LaunchOf)> =
             candidates(p).into_iter().filter(wanted).map(|c| (c.label, Rc::from(c.launch))).collect();
-        let mut baseline = Baseline { gpu: &gpu, cublas: &cublas, lt: &mut lt, prepared: &prepared, fastest };
+        let plan = experiment.plan();
+        let mut baseline = Baseline { gpu: &gpu, cublas: &cublas, lt: &mut lt, prepared: &prepared, fastest, plan };
         // Every candidate under every contender compiled and verified once; the rounds only time them.
         let mut rows = Vec::new();
         for (label, launch) in &chosen {
@@ -234,7 +251,7 @@ impl Ready {
     /// does, and against the fastest cuBLAS, and prints it.
     fn time(&mut self, b: &mut Baseline<'_>) -> Result<()> {
         let (prepared, gemm) = (b.prepared, b.prepared.gemm);
-        let (cmp, _) = compare_with_configs(&mut self.runner, b.cublas, b.lt, prepared, TimingPlan::default(), &[])?;
+        let (cmp, _) = compare_with_configs(&mut self.runner, b.cublas, b.lt, prepared, b.plan, &[])?;
         let of_fastest =
             b.fastest.map_or("-".to_string(), |t| format!("{:.1}%", 100.0 * t.median_ms / cmp.kernel.median_ms));
         let (regs, smem, spilled) = self.resources;
@@ -273,6 +290,7 @@ pub fn main(variants: &[Step], candidates: impl Fn(Precision) -> Vec<Candidate>)
 #[cfg(test)]
 mod tests {
     use super::{Experiment, wanted};
+    use crate::timing::runs::Method;
     use clap::Parser;
 
     #[derive(Parser)]
@@ -310,5 +328,12 @@ mod tests {
         assert_eq!(Cli::try_parse_from(["tune"]).unwrap().experiment.rounds, 1);
         assert!(Cli::try_parse_from(["tune", "--rounds", "0"]).is_err());
         assert!(Cli::try_parse_from(["tune", "--rounds", "11"]).is_err());
+    }
+
+    #[test]
+    fn rows_are_timed_one_at_a_time_unless_asked_back_to_back() {
+        assert_eq!(Cli::try_parse_from(["tune"]).unwrap().experiment.plan().method, Method::OneAtATime);
+        let cli = Cli::try_parse_from(["tune", "--back-to-back"]).unwrap();
+        assert_eq!(cli.experiment.plan().method, Method::BackToBack);
     }
 }

@@ -106,6 +106,7 @@ const PLAN: TimingPlan = TimingPlan {
     rounds: 5,
     min_reps: 10,
     max_reps: 150,
+    method: Method::OneAtATime, // unused: `both_ways` takes both
 };
 
 /// How this task takes its figures ([`common::timing::fairest::both_ways`]).
