@@ -309,6 +309,13 @@ pub fn launch_sgemm(
     let cluster = launch.value("CLUSTER").unwrap_or(1) as u32;
     // PDL=1: a kernel that waits for the launch before it (griddepcontrol.wait) may start early.
     let early = launch.value("PDL") == Some(1);
+    if early && !call.loaded.waits {
+        return Err(crate::Error::BadInput(
+            "PDL=1 asks for a programmatic dependent launch, which may start before the launch ahead of it \
+             has finished, but this kernel never waits for that (griddepcontrol.wait): leave PDL out"
+                .to_string(),
+        ));
+    }
     hopper::launch(call.gpu, f, grid, launch.block, launch.dynamic_smem_bytes, (cluster, 1, 1), early, &mut args)
 }
 

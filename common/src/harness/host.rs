@@ -100,4 +100,7 @@ pub struct Loaded {
     pub resources: Resources,
     /// NVRTC's log (warnings and the ptxas report).
     pub log: String,
+    /// Whether the kernel's text waits for the launch before it (`griddepcontrol.wait`): only such
+    /// a kernel may be launched as a programmatic dependent launch (`PDL=1`).
+    pub waits: bool,
 }

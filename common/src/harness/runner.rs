@@ -116,7 +116,8 @@ impl Runner {
                 ..compiled.resources
             };
             let log = compiled.log.clone();
-            self.loaded.insert(launch.defines.clone(), Loaded { module, function, resources, log });
+            let waits = self.kernel.code.contains("griddepcontrol.wait");
+            self.loaded.insert(launch.defines.clone(), Loaded { module, function, resources, log, waits });
         }
         Ok(&self.loaded[&launch.defines])
     }
