@@ -4,4 +4,5 @@
 pub mod bench;
 pub mod cli;
 pub mod testing;
+pub mod timeline;
 pub mod tune;
