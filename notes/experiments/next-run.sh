@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The GPU run that notes/step15.md's "Next: the dependent launch at N = 11008, in one process"
-# waits for, one command of about 330 s on one Hopper GPU:
+# waits for, one command of about 400 s on one Hopper GPU:
 #   - `tune15 --back-to-back --beside --rounds 2` with experiments/step15-skinny/pdl.patch and
 #     --define PDL=1 against the step, on the rule's plan, FP16 with a 16-bit C, at 16, 64 and 128 x
 #     11008 x 4096, 32 x 4096 x 11008 and 1024³;
+#   - the same without the early signal (PDL_TRIGGER=0) at 16 x 11008 x 4096 and 1024³;
 #   - the same at 16 x 11008 x 4096 with --define STREAM=0 beside PDL=1, then PDL=0 with STREAM=0
 #     (the loss with and without the L2 priorities of B's stream);
 #   - `timeline15` with experiments/step15-skinny/timeline.patch at 16 x 11008 x 4096 and 1024³,
@@ -31,6 +32,7 @@ run() {  # NAME SHAPE DEFINES... (the rule's ring: 8 buffers where K = 11008, el
   echo "$name rc=$? [$(el) s]"; grep -E "^\| fp16|fastest|error" "$f"
 }
 for sh in 16x11008x4096 64x11008x4096 128x11008x4096 32x4096x11008 1024; do run "pdl-$sh" "$sh" --define PDL=1; done
+for sh in 16x11008x4096 1024; do run "notrigger-$sh" "$sh" --define PDL=1 --define PDL_TRIGGER=0; done
 run stream0-pdl1 16x11008x4096 --define PDL=1 --define STREAM=0
 run stream0-pdl0 16x11008x4096 --define PDL=0 --define STREAM=0
 T=$R/notes/experiments/step15-skinny/timeline.patch
