@@ -11,6 +11,7 @@ use crate::protocol::Reporter;
 use common::harness::compile::{Compiled, KernelSource, compile_bytes};
 use common::harness::cubin::machine_code;
 use common::harness::device::Gpu;
+use common::harness::hopper_host;
 use common::harness::runner::Runner;
 use common::verify::reference::Cublas;
 use common::{Error, Gemm, Shape, Step};
@@ -94,7 +95,7 @@ fn open_then_confine(args: &ChildArgs, kernel: Option<KernelSource>) -> Result<(
 /// launch gains nothing, and the reference the same way as the submission.
 fn runner(gpu: &Arc<Gpu>, step: &'static Step, kernel: Option<KernelSource>) -> common::Result<Runner> {
     let launch = step.launch;
-    Ok(Runner::new(gpu, step, kernel)?.with_launch(move |s| launch(s).without("PDL")))
+    Ok(Runner::new(gpu, step, kernel)?.with_launch(move |s| launch(s).without(hopper_host::PDL)))
 }
 
 /// Whether a CUBIN has the kernel the grader launches; the reason where it does not.

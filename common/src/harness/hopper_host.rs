@@ -307,8 +307,7 @@ pub fn launch_sgemm(
     }
     let (f, launch) = (&call.loaded.function, call.launch);
     let cluster = launch.value("CLUSTER").unwrap_or(1) as u32;
-    // PDL=1: a kernel that waits for the launch before it (griddepcontrol.wait) may start early.
-    let early = launch.value("PDL") == Some(1);
+    let early = launch.value(PDL) == Some(1);
     if early && !call.loaded.waits {
         return Err(crate::Error::BadInput(
             "PDL=1 asks for a programmatic dependent launch, which may start before the launch ahead of it \
@@ -318,6 +317,10 @@ pub fn launch_sgemm(
     }
     hopper::launch(call.gpu, f, grid, launch.block, launch.dynamic_smem_bytes, (cluster, 1, 1), early, &mut args)
 }
+
+/// The define that makes a launch a programmatic dependent one (`PDL=1`): a kernel that waits for
+/// the launch before it (`griddepcontrol.wait`) may start early.
+pub const PDL: &str = "PDL";
 
 /// Bytes of one staging buffer of C in steps 12 and 13 (`CHUNK_BYTES` of hopper.cuh): 64 rows of
 /// 128 bytes, one TMA box.

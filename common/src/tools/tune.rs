@@ -8,7 +8,7 @@ use crate::harness::runner::Runner;
 use crate::harness::step::Step;
 use crate::timing::fairest::{ALGOS, checked_calls, fastest_call};
 use crate::timing::lt::{CublasConfig, CublasLt, compare_with_configs};
-use crate::timing::runs::{Method, TimingPlan};
+use crate::timing::runs::{BATCH, Method, TimingPlan};
 use crate::verify::check::Prepared;
 use crate::verify::reference::Cublas;
 use crate::{Gemm, Precision, Result, Shape, harness::data};
@@ -154,8 +154,9 @@ pub fn run(
         println!("--unchecked: a candidate whose product is wrong is timed too");
     }
     if experiment.back_to_back {
-        println!("--back-to-back: every sample the mean of {} runs in a row", crate::timing::runs::BATCH);
+        println!("--back-to-back: every sample the mean of {BATCH} runs in a row");
     }
+    let plan = experiment.plan();
     println!("| precision | candidate | regs | smem (B) | GFLOP/s | % of cuBLAS | % of fastest cuBLAS | check |");
     println!("|---|---|---:|---:|---:|---:|---:|---|");
     let gemm = Gemm::new(shape, 1.0, 0.0);
@@ -170,7 +171,7 @@ pub fn run(
             for w in wrong {
                 println!("note: left out, it computed a wrong result: {w}");
             }
-            fastest_call(&gpu, &cublas, &mut lt, &prepared, experiment.plan(), &calls)?.map(|(label, t)| {
+            fastest_call(&gpu, &cublas, &mut lt, &prepared, plan, &calls)?.map(|(label, t)| {
                 println!("{p}: fastest cuBLAS {label} ({:.0} GFLOP/s)", t.gflops(&gemm));
                 t
             })
@@ -180,7 +181,6 @@ pub fn run(
         let wanted = |c: &Candidate| wanted(experiment.only.as_deref(), &c.label);
         let chosen: Vec<(String, LaunchOf)> =
             candidates(p).into_iter().filter(wanted).map(|c| (c.label, Rc::from(c.launch))).collect();
-        let plan = experiment.plan();
         let mut baseline = Baseline { gpu: &gpu, cublas: &cublas, lt: &mut lt, prepared: &prepared, fastest, plan };
         // Every candidate under every contender compiled and verified once; the rounds only time them.
         let mut rows = Vec::new();
