@@ -68,6 +68,10 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
     // Barriers initialised in every block before any block signals them.
     if (CLUSTER > 1) cluster_sync();
     else __syncthreads();
+    // Back to back, the host lets the next launch start as this one's blocks exit (PDL), so that
+    // its blocks are placed and set up while this one's last writes drain: nothing here reads or
+    // writes global memory before the launch ahead has finished and its writes are visible.
+    wait_for_launch_before();
 
     if (wg == 0) {
         setmaxnreg_dec<40>();

@@ -6,7 +6,7 @@
 //! FP16 and BF16, each with an FP32 or a 16-bit C; sm_90a only.
 
 use common::harness::compile::Header;
-use common::harness::hopper_host::{self, CHUNK_BYTES, HopperTiles};
+use common::harness::hopper_host::{self, CHUNK_BYTES, HopperTiles, PDL};
 use common::harness::host::HostCall;
 use common::{Launch, Precision, Result, Shape};
 
@@ -175,7 +175,10 @@ pub fn launch_plan(s: &Shape, p: Precision, t: SkinnyTiles, plan: Plan) -> Launc
         }
         _ => step12_epilogue::launch_with(s, p, t.step12).define("SWAP", 0),
     };
-    launch.define("SPREAD", (small && t.spread) as i64)
+    // A programmatic dependent launch without an early signal: back to back, the next launch starts
+    // as this one's blocks exit, on an empty GPU, and its blocks wait in the kernel for this one's
+    // writes (an early signal let them onto the SMs this one left idle, and lost: notes/step15.md).
+    launch.define("SPREAD", (small && t.spread) as i64).define(PDL, 1)
 }
 // ANCHOR_END: launch
 
@@ -250,11 +253,24 @@ mod tests {
             for p in [Precision::F16, Precision::Bf16C16] {
                 let ours = launch_with(&s, p, tiles(p));
                 let step12 = step12_epilogue::launch_with(&s, p, step12_epilogue::tiles(p));
-                assert_eq!(ours, step12.define("SWAP", 0).define("SPREAD", 0), "{s} {p}");
+                assert_eq!(ours, step12.define("SWAP", 0).define("SPREAD", 0).define(PDL, 1), "{s} {p}");
             }
         }
         // A tall product stays unswapped: M above N.
         assert_eq!(plan(&Shape::new(200, 100, 64)), Plan::Step12);
+    }
+
+    /// Every launch of the rung is a programmatic dependent one, and its kernel waits for the
+    /// launch before it (else the host would launch it plainly, and the rung's figures would not be
+    /// what the rule says).
+    #[test]
+    fn every_launch_is_dependent_and_the_kernel_waits() {
+        for s in [Shape::new(1, 11008, 4096), Shape::new(64, 4096, 4096), Shape::cube(1024), Shape::cube(4096)] {
+            for p in [Precision::F16, Precision::Bf16C16] {
+                assert_eq!(launch_with(&s, p, tiles(p)).value(PDL), Some(1), "{s} {p}");
+            }
+        }
+        assert!(FP16.kernel.code.contains("wait_for_launch_before();"));
     }
 
     /// B streams, marked evict-first, where it outgrows L2: the decode shapes' 90 MB weights, not

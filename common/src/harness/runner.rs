@@ -11,6 +11,10 @@ use crate::harness::problem::{Gemm, Shape};
 use crate::harness::step::{ENTRY, Step};
 use crate::{Error, Result};
 use cudarc::driver::sys::CUfunction_attribute as FnAttr;
+
+/// What in a kernel's text waits for the launch before it: the PTX instruction, or hopper.cuh's
+/// function around it. A kernel with neither is never launched early (`PDL=1` is dropped).
+const WAITS: [&str; 2] = ["griddepcontrol.wait", "wait_for_launch_before("];
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -116,7 +120,7 @@ impl Runner {
                 ..compiled.resources
             };
             let log = compiled.log.clone();
-            let waits = self.kernel.code.contains("griddepcontrol.wait");
+            let waits = WAITS.iter().any(|w| self.kernel.code.contains(w));
             self.loaded.insert(launch.defines.clone(), Loaded { module, function, resources, log, waits });
         }
         Ok(&self.loaded[&launch.defines])
