@@ -260,16 +260,18 @@ mod tests {
         assert_eq!(plan(&Shape::new(200, 100, 64)), Plan::Step12);
     }
 
-    /// Every launch of the rung is a programmatic dependent one. (That the kernel waits, without
-    /// which the host launches it plainly, is not asserted here: in a student's handout the kernel
-    /// is a skeleton, and a planted compile error must be what its tests report.)
+    /// Every launch of the rung is a programmatic dependent one, and the kernel waits for the
+    /// launch before it (without the wait the host launches it plainly). Not the kernel in a
+    /// student's handout (its root holds `.handout`): there it is a skeleton.
     #[test]
-    fn every_launch_is_dependent() {
+    fn every_launch_is_dependent_and_the_kernel_waits() {
         for s in [Shape::new(1, 11008, 4096), Shape::new(64, 4096, 4096), Shape::cube(1024), Shape::cube(4096)] {
             for p in [Precision::F16, Precision::Bf16C16] {
                 assert_eq!(launch_with(&s, p, tiles(p)).value(PDL), Some(1), "{s} {p}");
             }
         }
+        let handout = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.handout").exists();
+        assert!(handout || FP16.kernel.code.contains("wait_for_launch_before();"));
     }
 
     /// B streams, marked evict-first, where it outgrows L2: the decode shapes' 90 MB weights, not
