@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The rest of step 15's record after it took the dependent launch without a signal (notes/step15.md,
-# "The launch without a signal in the step, measured"): the sweep of step 15 at its 24 shapes, its
-# four profiles and the references pairs not timed yet (FP16 at nine shapes, BF16 at all 23), in
+# "The launch without a signal in the step, measured"): the sweep of step 15 at its 22 shapes of
+# the swapped plans (2048³ and 4096³ run step 12's plan, whose figures stand), its four profiles and
+# the references pairs not timed yet (FP16 at ten shapes, BF16 at 22), in
 # commands of at most 560 s on one Hopper GPU; each prints "left: ..." for the next:
 #   bash notes/experiments/next-run.sh                   the sweep, the profiles, then pairs
 #   PAIRS="<what the last one left>" bash notes/experiments/next-run.sh   the pairs left
@@ -24,11 +25,11 @@ cd "$A" || exit 1
 shapes=1x4096x4096,8x4096x4096,16x4096x4096,32x4096x4096,64x4096x4096,128x4096x4096,256x4096x4096
 shapes=$shapes,1x4096x11008,8x4096x11008,16x4096x11008,32x4096x11008,64x4096x11008,128x4096x11008,256x4096x11008
 shapes=$shapes,1x11008x4096,8x11008x4096,16x11008x4096,32x11008x4096,64x11008x4096,128x11008x4096,256x11008x4096
-shapes=$shapes,1024,2048,4096
-fp16="256x4096x4096:fp16 1x4096x11008:fp16 8x4096x11008:fp16 16x4096x11008:fp16 64x4096x11008:fp16"
+shapes=$shapes,1024
+fp16="2048x2048x2048:fp16 256x4096x4096:fp16 1x4096x11008:fp16 8x4096x11008:fp16 16x4096x11008:fp16 64x4096x11008:fp16"
 fp16="$fp16 128x4096x11008:fp16 256x4096x11008:fp16 8x11008x4096:fp16 32x11008x4096:fp16"
 bf16=""
-for s in ${shapes//,/ }; do [ "$s" = 4096 ] || bf16="$bf16 $( [[ $s == *x* ]] && echo "$s" || echo "${s}x${s}x${s}"):bf16"; done
+for s in ${shapes//,/ }; do bf16="$bf16 $( [[ $s == *x* ]] && echo "$s" || echo "${s}x${s}x${s}"):bf16"; done
 record() { RESULTS=$R/results STEP=step15-skinny LIMIT=560 bash "$R/scripts/record.sh" "$A/b" "$@"; }
 if [ -n "${PAIRS:-}" ]; then
   PAIRS=$PAIRS record "$OUT/w"
