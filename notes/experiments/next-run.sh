@@ -30,7 +30,7 @@ fp16="2048x2048x2048:fp16 256x4096x4096:fp16 1x4096x11008:fp16 8x4096x11008:fp16
 fp16="$fp16 128x4096x11008:fp16 256x4096x11008:fp16 8x11008x4096:fp16 32x11008x4096:fp16"
 bf16=""
 for s in ${shapes//,/ }; do bf16="$bf16 $( [[ $s == *x* ]] && echo "$s" || echo "${s}x${s}x${s}"):bf16"; done
-record() { RESULTS=$R/results STEP=step15-skinny LIMIT=560 bash "$R/scripts/record.sh" "$A/b" "$@"; }
+record() { RESULTS=$R/results STEP=step15-skinny LIMIT=${LIMIT:-560} bash "$R/scripts/record.sh" "$A/b" "$@"; }
 if [ -n "${PAIRS:-}" ]; then
   PAIRS=$PAIRS record "$OUT/w"
 elif [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
