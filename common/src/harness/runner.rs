@@ -11,13 +11,13 @@ use crate::harness::problem::{Gemm, Shape};
 use crate::harness::step::{ENTRY, Step};
 use crate::{Error, Result};
 use cudarc::driver::sys::CUfunction_attribute as FnAttr;
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// What in a kernel's text waits for the launch before it: the PTX instruction, or hopper.cuh's
 /// function around it. A kernel with neither is never launched early (`PDL=1` is dropped).
 const WAITS: [&str; 2] = ["griddepcontrol.wait", "wait_for_launch_before("];
-use cudarc::driver::{LaunchConfig, PushKernelArg};
-use std::collections::HashMap;
-use std::sync::Arc;
 
 /// A launch geometry computed by a closure (see [`Runner::with_launch`]).
 pub type LaunchFn = Box<dyn Fn(&Shape) -> Launch>;
