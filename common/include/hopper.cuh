@@ -2,6 +2,7 @@
 // instruction, so that a kernel body reads as its idea (included as "hopper.cuh"; sm_90a). What
 // the rungs build from them lives in the crate of the rung that introduces it.
 //   mbarriers     a 64-bit counter in shared memory that the TMA and threads arrive on
+//   launches      the wait of a launch that may start before the one ahead of it has finished
 //   clusters      blocks on neighbouring SMs that signal each other's barriers
 //   TMA           whole tiles between global and shared memory, described by a tensor map
 //   wgmma         a warpgroup's asynchronous matrix product from shared memory
@@ -61,6 +62,15 @@ __device__ __forceinline__ bool mbar_test_wait(unsigned bar, unsigned parity) {
     asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
                  " selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
     return done;
+}
+
+// ---------------------------------------------------------------- dependent launches
+// A programmatic dependent launch (the host's attribute, step 15) may start before the launch
+// ahead of it in the stream has finished. Each thread waits here, before its first access to
+// global memory, until that launch has finished and its writes are visible; in a launch without
+// the attribute it returns at once.
+__device__ __forceinline__ void wait_for_launch_before() {
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
 }
 
 // ---------------------------------------------------------------- clusters

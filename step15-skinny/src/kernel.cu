@@ -33,6 +33,11 @@ static_assert(!SWAP || (CLUSTER == 1 && !HALVES), "swapped, a block loads its na
 #define COLS (SWAP ? M : N)
 // The TMA's multicast mask: every block of the cluster (0: no multicast).
 constexpr unsigned short MULTICAST = CLUSTER > 1 ? (1 << CLUSTER) - 1 : 0;
+// A programmatic dependent launch (PDL=1, which the host's launch carries too): the swapped and
+// sliced plans of the small shapes. Step 12's plan stays step 12's kernel.
+#ifndef PDL
+#define PDL 0
+#endif
 // This step's slices over every SM, or step 11's persistent schedule.
 typedef Either<SPREAD, Slices<BM, BN, CLUSTER, GROUP>, Schedule<BM, BN, CLUSTER, GROUP, HALVES>>::type Jobs;
 // ANCHOR_END: config
@@ -68,6 +73,11 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
     // Barriers initialised in every block before any block signals them.
     if (CLUSTER > 1) cluster_sync();
     else __syncthreads();
+    // Back to back, the host lets the next launch start as this one's blocks exit (PDL, the small
+    // shapes' plans), so that its blocks are placed and set up while this one's last writes drain:
+    // nothing here reads or writes global memory before the launch ahead has finished and its
+    // writes are visible.
+    if (PDL) wait_for_launch_before();
 
     if (wg == 0) {
         setmaxnreg_dec<40>();

@@ -6,7 +6,7 @@
 //! FP16 and BF16, each with an FP32 or a 16-bit C; sm_90a only.
 
 use common::harness::compile::Header;
-use common::harness::hopper_host::{self, CHUNK_BYTES, HopperTiles};
+use common::harness::hopper_host::{self, CHUNK_BYTES, HopperTiles, PDL};
 use common::harness::host::HostCall;
 use common::{Launch, Precision, Result, Shape};
 
@@ -175,7 +175,12 @@ pub fn launch_plan(s: &Shape, p: Precision, t: SkinnyTiles, plan: Plan) -> Launc
         }
         _ => step12_epilogue::launch_with(s, p, t.step12).define("SWAP", 0),
     };
-    launch.define("SPREAD", (small && t.spread) as i64)
+    let launch = launch.define("SPREAD", (small && t.spread) as i64);
+    // A programmatic dependent launch without an early signal: back to back, the next launch starts
+    // as this one's blocks exit, on an empty GPU, and its blocks wait in the kernel for this one's
+    // writes (an early signal let them onto the SMs this one left idle, and lost: notes/step15.md).
+    // Step 12's plan stays step 12's launch, so that no large shape differs from step 12.
+    if small { launch.define(PDL, 1) } else { launch }
 }
 // ANCHOR_END: launch
 
@@ -255,6 +260,24 @@ mod tests {
         }
         // A tall product stays unswapped: M above N.
         assert_eq!(plan(&Shape::new(200, 100, 64)), Plan::Step12);
+    }
+
+    /// Every launch of a small shape's plan is a programmatic dependent one, and the kernel waits
+    /// for the launch before it (without the wait the host launches it plainly); step 12's plan is
+    /// not (above). Not the kernel in a student's handout (its root holds `.handout`): there it is a
+    /// skeleton.
+    #[test]
+    fn every_small_launch_is_dependent_and_the_kernel_waits() {
+        for s in
+            [Shape::new(1, 11008, 4096), Shape::new(256, 4096, 11008), Shape::new(64, 4096, 4096), Shape::cube(1024)]
+        {
+            for p in [Precision::F16, Precision::Bf16C16] {
+                assert_ne!(plan(&s), Plan::Step12, "{s}");
+                assert_eq!(launch_with(&s, p, tiles(p)).value(PDL), Some(1), "{s} {p}");
+            }
+        }
+        let handout = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.handout").exists();
+        assert!(handout || FP16.kernel.code.contains("wait_for_launch_before();"));
     }
 
     /// B streams, marked evict-first, where it outgrows L2: the decode shapes' 90 MB weights, not

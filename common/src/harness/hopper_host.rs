@@ -307,19 +307,15 @@ pub fn launch_sgemm(
     }
     let (f, launch) = (&call.loaded.function, call.launch);
     let cluster = launch.value("CLUSTER").unwrap_or(1) as u32;
-    let early = launch.value(PDL) == Some(1);
-    if early && !call.loaded.waits {
-        return Err(crate::Error::BadInput(
-            "PDL=1 asks for a programmatic dependent launch, which may start before the launch ahead of it \
-             has finished, but this kernel never waits for that (griddepcontrol.wait): leave PDL out"
-                .to_string(),
-        ));
-    }
+    // A kernel whose text never waits (a student's skeleton, an experiment without the wait) is
+    // launched plainly: started early, it could read C before the launch ahead has written it.
+    let early = launch.value(PDL) == Some(1) && call.loaded.waits;
     hopper::launch(call.gpu, f, grid, launch.block, launch.dynamic_smem_bytes, (cluster, 1, 1), early, &mut args)
 }
 
-/// The define that makes a launch a programmatic dependent one (`PDL=1`): a kernel that waits for
-/// the launch before it (`griddepcontrol.wait`) may start early.
+/// The define that makes a launch a programmatic dependent one (`PDL=1`, step 15's rule): a kernel
+/// that waits for the launch before it (`wait_for_launch_before`, hopper.cuh) may start early; one
+/// that does not is launched plainly.
 pub const PDL: &str = "PDL";
 
 /// Bytes of one staging buffer of C in steps 12 and 13 (`CHUNK_BYTES` of hopper.cuh): 64 rows of

@@ -100,7 +100,8 @@ pub struct Loaded {
     pub resources: Resources,
     /// NVRTC's log (warnings and the ptxas report).
     pub log: String,
-    /// Whether the kernel's text waits for the launch before it (`griddepcontrol.wait`): only such
-    /// a kernel may be launched as a programmatic dependent launch (`PDL=1`).
+    /// Whether the kernel's text waits for the launch before it (`griddepcontrol.wait`, or
+    /// hopper.cuh's `wait_for_launch_before`): only such a kernel is launched as a programmatic
+    /// dependent launch where its launch says `PDL=1`.
     pub waits: bool,
 }

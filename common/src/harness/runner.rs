@@ -15,6 +15,10 @@ use cudarc::driver::{LaunchConfig, PushKernelArg};
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// What in a kernel's text waits for the launch before it: the PTX instruction, or hopper.cuh's
+/// function around it. A kernel with neither is never launched early (`PDL=1` is dropped).
+const WAITS: [&str; 2] = ["griddepcontrol.wait", "wait_for_launch_before("];
+
 /// A launch geometry computed by a closure (see [`Runner::with_launch`]).
 pub type LaunchFn = Box<dyn Fn(&Shape) -> Launch>;
 
@@ -116,7 +120,7 @@ impl Runner {
                 ..compiled.resources
             };
             let log = compiled.log.clone();
-            let waits = self.kernel.code.contains("griddepcontrol.wait");
+            let waits = WAITS.iter().any(|w| self.kernel.code.contains(w));
             self.loaded.insert(launch.defines.clone(), Loaded { module, function, resources, log, waits });
         }
         Ok(&self.loaded[&launch.defines])

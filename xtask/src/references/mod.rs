@@ -17,13 +17,15 @@
 //! Its parts: the file and the ladder's top rungs here; `timing.rs`, the run; `merge.rs`, a run's
 //! figures added to the file it finishes (`--merge`); `render.rs`, the book's markdown of a file.
 
+mod decode;
 pub(crate) mod energy;
 mod merge;
 mod render;
 mod timing;
 
+pub use decode::decode;
 pub use energy::table as energy_table;
-pub use render::{decode, every, targets, verdicts};
+pub use render::{every, targets, verdicts};
 pub use timing::{Args, run};
 
 use crate::results::read_json;
@@ -229,6 +231,11 @@ mod tests {
             rel_err_vs_exact: Some(1e-3),
             defines: Vec::new(),
         }
+    }
+
+    /// Fails, showing the text, unless `md` holds `line`.
+    pub(super) fn has_line(md: &str, line: &str) {
+        assert!(md.contains(line), "no line\n{line}\nin\n{md}");
     }
 
     /// A file of `rows` from a GPU called "GPU", without torch's figures.

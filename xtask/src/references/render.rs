@@ -7,7 +7,7 @@ use common::timing::runs::Method;
 use std::fmt::Write as _;
 
 /// Every row of the file, the torch rows included.
-fn all_rows(r: &References) -> Vec<&Row> {
+pub(super) fn all_rows(r: &References) -> Vec<&Row> {
     r.rows.iter().chain(r.torch.iter().flat_map(|t| t.rows.iter())).collect()
 }
 
@@ -17,7 +17,7 @@ pub fn markdown(r: &References) -> String {
 }
 
 /// The (shape, precision) pairs the file measured, in its order.
-fn keys_of(r: &References) -> Vec<(u64, u64, u64, String)> {
+pub(super) fn keys_of(r: &References) -> Vec<(u64, u64, u64, String)> {
     let mut keys: Vec<(u64, u64, u64, String)> = Vec::new();
     for x in &r.rows {
         let key = (x.m, x.n, x.k, x.precision.clone());
@@ -29,7 +29,7 @@ fn keys_of(r: &References) -> Vec<(u64, u64, u64, String)> {
 }
 
 /// The line that names the GPU, the date and the libraries.
-fn heading(r: &References) -> String {
+pub(super) fn heading(r: &References) -> String {
     // The script's note says how long the GPU idled before each sample of torch's: a longer idle
     // than the harness's gate raises its figures one at a time (`scripts/torch-matmul.py`).
     let torch = r
@@ -84,17 +84,17 @@ pub fn every(r: &References) -> String {
 }
 
 /// One line of the targets' table: the top rung at one shape, precision, C type and method.
-struct Judged<'a> {
-    key: &'a (u64, u64, u64, String),
-    prec: Precision,
-    method: &'static str,
+pub(super) struct Judged<'a> {
+    pub(super) key: &'a (u64, u64, u64, String),
+    pub(super) prec: Precision,
+    pub(super) method: &'static str,
     /// The rung and the fastest cuBLAS configuration in the timing that picked it.
     picked: [&'a Row; 2],
     /// The two timed again (files from before the verdict timing: none).
     verdict: Option<[&'a Row; 2]>,
-    torch: Option<&'a Row>,
+    pub(super) torch: Option<&'a Row>,
     /// Why the GPU's clock says these figures describe the machine, if it does: not judged.
-    held_back: Option<String>,
+    pub(super) held_back: Option<String>,
 }
 
 impl<'a> Judged<'a> {
@@ -103,15 +103,15 @@ impl<'a> Judged<'a> {
         self.verdict.unwrap_or(self.picked)
     }
 
-    fn rung(&self) -> &'a Row {
+    pub(super) fn rung(&self) -> &'a Row {
         self.judging()[0]
     }
 
-    fn best(&self) -> &'a Row {
+    pub(super) fn best(&self) -> &'a Row {
         self.judging()[1]
     }
 
-    fn ratio(&self) -> f64 {
+    pub(super) fn ratio(&self) -> f64 {
         self.rung().tflops / self.best().tflops
     }
 
@@ -121,7 +121,7 @@ impl<'a> Judged<'a> {
     }
 
     /// Whether the ratio meets the target; none where there is no target or the GPU was held back.
-    fn met(&self) -> Option<bool> {
+    pub(super) fn met(&self) -> Option<bool> {
         target(self.prec).filter(|_| self.held_back.is_none()).map(|g| self.ratio() >= g)
     }
 }
@@ -136,7 +136,7 @@ fn timed_rung(p: Precision, rows: &[&Row]) -> Option<&'static common::Step> {
 
 /// The top rung against the fastest cuBLAS configuration (and `torch.matmul`) with the same C,
 /// wherever the file has both; with the verdict timing of the two (`verdict`) where it has one.
-fn judge<'a>(r: &'a References, rows: &[&'a Row], keys: &'a [(u64, u64, u64, String)]) -> Vec<Judged<'a>> {
+pub(super) fn judge<'a>(r: &'a References, rows: &[&'a Row], keys: &'a [(u64, u64, u64, String)]) -> Vec<Judged<'a>> {
     let verdict = &r.verdict;
     let mut out = Vec::new();
     for key in keys {
@@ -225,80 +225,6 @@ pub fn targets(r: &References) -> String {
     s + &clock_lines(r)
 }
 
-/// The decode shapes (chapter 15): the rung over the fastest cuBLAS configuration with the same C,
-/// both methods side by side, `torch.matmul` beside, and the decode shapes and precisions the file
-/// has not timed yet, named so that the table cannot pass for complete.
-pub fn decode(r: &References) -> String {
-    let rows = all_rows(r);
-    let shapes = crate::sweep::decode_shapes();
-    // In the order of `decode_shapes` (by the layer's N and K, then M), FP16 before BF16.
-    let place =
-        |m: u64, n: u64, k: u64| shapes.iter().position(|s| (s.m, s.n, s.k) == (m as usize, n as usize, k as usize));
-    let mut keys: Vec<_> = keys_of(r).into_iter().filter(|(m, n, k, _)| place(*m, *n, *k).is_some()).collect();
-    keys.sort_by_key(|(m, n, k, p)| (place(*m, *n, *k), p != "fp16"));
-    let judged = judge(r, &rows, &keys);
-    let mut s = heading(r);
-    let _ = writeln!(
-        s,
-        "The top rung over the fastest cuBLAS configuration with the same C (the verdict's timing), one \
-         at a time and back to back, and over `torch.matmul` (its own process) in the same two ways:\n"
-    );
-    let _ = writeln!(
-        s,
-        "| shape | precision | C | fastest cuBLAS (one at a time) | one at a time | back to back | torch.matmul |"
-    );
-    let _ = writeln!(s, "|---|---|---|---|---:|---:|---|");
-    let (mut met, mut cells, mut held) = (0, 0, 0);
-    for key in &keys {
-        let (m, n, k, p) = key;
-        let Some(family) = Precision::parse(p) else { continue };
-        for prec in with_c_types(family) {
-            let here: Vec<&Judged> = judged.iter().filter(|j| j.key == key && j.prec == prec).collect();
-            let by = |method: &str| here.iter().find(|j| j.method == method);
-            let (Some(one), Some(back)) = (by("one at a time"), by("back to back")) else { continue };
-            for j in [one, back] {
-                match j.held_back {
-                    Some(_) => held += 1,
-                    None => (cells, met) = (cells + 1, met + usize::from(j.met() == Some(true))),
-                }
-            }
-            let torch = |j: &Judged| j.torch.map_or("-".to_string(), |t| format!("{:.3}", j.rung().tflops / t.tflops));
-            let _ = writeln!(
-                s,
-                "| {m}x{n}x{k} | {p} | {} | {} | {:.3} | {:.3} | {}, {} |",
-                elem_label(prec.output()),
-                one.best().who,
-                one.ratio(),
-                back.ratio(),
-                torch(one),
-                torch(back)
-            );
-        }
-    }
-    let held =
-        if held > 0 { format!(" ({held} more timed while the GPU was held back, not judged)") } else { String::new() };
-    let _ = writeln!(s, "\n{met} of {cells} cells at 1.00 or more{held}.");
-    let missing: Vec<String> = ["fp16", "bf16"]
-        .into_iter()
-        .map(|p| {
-            let timed = |i: usize| keys.iter().any(|(m, n, k, q)| q == p && place(*m, *n, *k) == Some(i));
-            let left: Vec<String> = shapes
-                .iter()
-                .enumerate()
-                .filter(|&(i, _)| !timed(i))
-                .map(|(_, sh)| format!("{}x{}x{}", sh.m, sh.n, sh.k))
-                .collect();
-            (p, left)
-        })
-        .filter(|(_, left)| !left.is_empty())
-        .map(|(p, left)| format!("{p} at {}", left.join(", ")))
-        .collect();
-    if !missing.is_empty() {
-        let _ = writeln!(s, "\nNot timed yet: {}.", missing.join("; "));
-    }
-    s
-}
-
 /// The GPU's clock over each shape and precision's timings, and which were held back (not judged).
 fn clock_lines(r: &References) -> String {
     if r.clocks.is_empty() {
@@ -358,6 +284,10 @@ pub fn verdicts(r: &References) -> String {
         ""
     };
     let mut s = format!("{} ({}, {}{how}).", parts.join("; "), r.gpu, r.date);
+    let half = half_timed(r);
+    if !half.is_empty() {
+        let _ = write!(s, " Not timed yet, so not counted: {}.", half.join("; "));
+    }
     // torch.matmul against the fastest cuBLAS call of the same case: the same kernels, so the
     // spread is what timing in another process, at another moment, does.
     let torch: Vec<f64> = judged.iter().filter_map(|j| j.torch.map(|t| t.tflops / j.best().tflops)).collect();
@@ -371,16 +301,34 @@ pub fn verdicts(r: &References) -> String {
     s + "\n"
 }
 
+/// The shapes timed in one 16-bit precision and not yet in the other ("bf16 at 1024x1024x1024"):
+/// a record taken in parts, so that the verdict's count cannot pass for the whole record's.
+fn half_timed(r: &References) -> Vec<String> {
+    let keys = keys_of(r);
+    let has = |m: u64, n: u64, k: u64, p: &str| keys.iter().any(|x| (x.0, x.1, x.2) == (m, n, k) && x.3 == p);
+    ["fp16", "bf16"]
+        .into_iter()
+        .zip(["bf16", "fp16"])
+        .filter_map(|(timed, not)| {
+            let mut shapes: Vec<(u64, u64, u64)> = Vec::new();
+            for (m, n, k, p) in &keys {
+                if p == timed && !has(*m, *n, *k, not) && !shapes.contains(&(*m, *n, *k)) {
+                    shapes.push((*m, *n, *k));
+                }
+            }
+            shapes.sort_by_key(|&(m, n, k)| (n, k, m));
+            let listed: Vec<String> = shapes.iter().map(|(m, n, k)| format!("{m}x{n}x{k}")).collect();
+            (!listed.is_empty()).then(|| format!("{not} at {}", listed.join(", ")))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::references::tests::{file, row};
+    use crate::references::tests::{file, has_line, row};
     use crate::references::{Torch, Watched};
     use common::timing::clocks::Clocks;
-
-    fn has_line(md: &str, line: &str) {
-        assert!(md.contains(line), "no line\n{line}\nin\n{md}");
-    }
 
     #[test]
     fn figures_taken_while_the_gpu_was_held_back_are_not_judged() {
@@ -432,41 +380,6 @@ mod tests {
             &md,
             "| 1x64x64 | fp16 | fp32 | one at a time | 80.0 | cublasGemmEx 100.0 | - | 0.800 | 1.00 | no | - | - |",
         );
-    }
-
-    /// The decode table holds the decode shapes alone, both methods in one line, and names the
-    /// decode shapes and precisions not timed yet.
-    #[test]
-    fn the_decode_table_names_what_it_lacks() {
-        let at = |m: u64, who: &str, method: &str, tflops: f64| Row {
-            m,
-            n: 11008,
-            k: 4096,
-            ..row(who, "fp32", method, tflops)
-        };
-        let mut rows = Vec::new();
-        for method in ["one at a time", "back to back"] {
-            rows.extend([at(16, "step15-skinny-fp16", method, 50.0), at(16, "cublasGemmEx", method, 52.0)]);
-            rows.extend([at(4096, "step12-epilogue-fp16", method, 600.0), at(4096, "cublasGemmEx", method, 590.0)]);
-        }
-        let md = decode(&file(rows.clone()));
-        has_line(&md, "| 16x11008x4096 | fp16 | fp32 | cublasGemmEx | 0.962 | 0.962 | -, - |");
-        assert!(!md.contains("4096x11008x4096"), "{md}");
-        has_line(&md, "0 of 2 cells at 1.00 or more.");
-        has_line(&md, "Not timed yet: fp16 at 1x11008x4096, 8x11008x4096, 32x11008x4096");
-        assert!(md.contains("; bf16 at 1x11008x4096,") && !md.contains("fp16 at 16x11008x4096"), "{md}");
-        // Timed while the GPU was held back: shown, not judged.
-        let s = common::timing::clocks::Sample {
-            mhz: 1400,
-            milliwatts: 690_000,
-            reasons: common::timing::clocks::reason::SW_THERMAL,
-        };
-        let clocks = Clocks::from_samples(&[s, s]).unwrap();
-        let hot = References {
-            clocks: vec![Watched { m: 16, n: 11008, k: 4096, precision: "fp16".into(), clocks }],
-            ..file(rows.clone())
-        };
-        has_line(&decode(&hot), "0 of 0 cells at 1.00 or more (2 more timed while the GPU was held back, not judged).");
     }
 
     #[test]
@@ -548,6 +461,24 @@ mod tests {
             ),
             "{v}"
         );
+    }
+
+    #[test]
+    fn the_verdict_names_the_shapes_timed_in_one_16_bit_precision_only() {
+        let rung = top_rung(Precision::F16).unwrap().id();
+        let at = |m: u64, precision: &str| {
+            let mut x = row(&rung, "fp32", "one at a time", 100.0);
+            (x.m, x.precision) = (m, precision.into());
+            x
+        };
+        // 64³ in both, 128x64x64 in FP16 only, 256x64x64 in BF16 only.
+        let r = file(vec![at(64, "fp16"), at(64, "bf16"), at(128, "fp16"), at(256, "bf16")]);
+        assert_eq!(half_timed(&r), ["bf16 at 128x64x64", "fp16 at 256x64x64"]);
+        let v = verdicts(&r);
+        assert!(v.contains(" Not timed yet, so not counted: bf16 at 128x64x64; fp16 at 256x64x64."), "{v}");
+        // A whole record says nothing of the kind.
+        let whole = file(vec![at(64, "fp16"), at(64, "bf16")]);
+        assert!(!verdicts(&whole).contains("Not timed yet"));
     }
 
     #[test]
