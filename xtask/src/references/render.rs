@@ -306,16 +306,12 @@ pub fn verdicts(r: &References) -> String {
 fn half_timed(r: &References) -> Vec<String> {
     let keys = keys_of(r);
     let has = |m: u64, n: u64, k: u64, p: &str| keys.iter().any(|x| (x.0, x.1, x.2) == (m, n, k) && x.3 == p);
-    ["fp16", "bf16"]
+    [("fp16", "bf16"), ("bf16", "fp16")]
         .into_iter()
-        .zip(["bf16", "fp16"])
         .filter_map(|(timed, not)| {
-            let mut shapes: Vec<(u64, u64, u64)> = Vec::new();
-            for (m, n, k, p) in &keys {
-                if p == timed && !has(*m, *n, *k, not) && !shapes.contains(&(*m, *n, *k)) {
-                    shapes.push((*m, *n, *k));
-                }
-            }
+            // `keys_of` holds each (shape, precision) once, so each shape comes once here.
+            let mut shapes: Vec<(u64, u64, u64)> =
+                keys.iter().filter(|x| x.3 == timed && !has(x.0, x.1, x.2, not)).map(|x| (x.0, x.1, x.2)).collect();
             shapes.sort_by_key(|&(m, n, k)| (n, k, m));
             let listed: Vec<String> = shapes.iter().map(|(m, n, k)| format!("{m}x{n}x{k}")).collect();
             (!listed.is_empty()).then(|| format!("{not} at {}", listed.join(", ")))
