@@ -9,7 +9,8 @@
 #   RETUNE=1 [PAIRS=...] bash notes/experiments/next-run.sh   tune15 at the four shapes furthest
 #     from cuBLAS, one at a time and back to back, after the pairs if any (LIMIT lowered to leave
 #     it time) until BUDGET s (575) have passed (notes/step15.md, "Next: the rule's choices back
-#     to back, under the dependent launch"); each table into OUT/w/tune/
+#     to back, under the dependent launch"); each table into OUT/w/tune/; TUNE_SHAPES narrows the
+#     shapes (e.g. TUNE_SHAPES="256x11008x4096 1024", where a command before ran out of time)
 # With two GPUs on the machine, the BF16 pairs run on the second at the same time
 # (SGEMM_DEVICE=1; their own summary in OUT/gpu1/). Built beside the source tree (release binaries):
 #   cargo xtask bundle --out .gpu/b3
@@ -51,7 +52,7 @@ if [ -n "${RETUNE:-}" ]; then
   # Each run's table whole in OUT/w/tune/, and in the summary the rule's plan and the three fastest
   # candidates by % of the fastest cuBLAS.
   mkdir -p "$OUT/w/tune"; end=$(( t0 + ${BUDGET:-575} ))
-  for s in 64x4096x4096 128x11008x4096 256x11008x4096 1024; do for p in fp16-c16 bf16; do
+  for s in ${TUNE_SHAPES:-64x4096x4096 128x11008x4096 256x11008x4096 1024}; do for p in fp16-c16 bf16; do
     for how in one b2b; do
       left=$(( end - $(date +%s) )); [ "$left" -lt 45 ] && { echo "retune: out of time at $s $p $how" >> "$OUT/w/summary.md"; break 3; }
       f=$OUT/w/tune/tune15-$s-$p-$how.md; flag=; [ "$how" = b2b ] && flag=--back-to-back
