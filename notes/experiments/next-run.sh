@@ -1,66 +1,55 @@
 #!/usr/bin/env bash
-# The rest of step 15's record after it took the dependent launch without a signal (notes/step15.md,
-# "The launch without a signal in the step, measured"): the sweep of step 15 at its 22 shapes of
-# the swapped plans (2048³ and 4096³ run step 12's plan, whose figures stand), its four profiles and
-# the references pairs not timed yet (FP16 at ten shapes, BF16 at 22), in
-# commands of at most 560 s on one Hopper GPU; each prints "left: ..." for the next:
-#   bash notes/experiments/next-run.sh                   the sweep, the profiles, then pairs
-#   PAIRS="<what the last one left>" bash notes/experiments/next-run.sh   the pairs left
-#   RETUNE=1 [PAIRS=...] bash notes/experiments/next-run.sh   tune15 at the four shapes furthest
-#     from cuBLAS, one at a time and back to back, after the pairs if any (LIMIT lowered to leave
-#     it time) until BUDGET s (575) have passed (notes/step15.md, "Next: the rule's choices back
-#     to back, under the dependent launch"); each table into OUT/w/tune/; TUNE_SHAPES narrows the
-#     shapes (e.g. TUNE_SHAPES="256x11008x4096 1024", where a command before ran out of time)
-# With two GPUs on the machine, the BF16 pairs run on the second at the same time
-# (SGEMM_DEVICE=1; their own summary in OUT/gpu1/). Built beside the source tree (release binaries):
+# The run that notes/step15.md's "Next: the hand-back first after the wait" waits for:
+# experiments/step15-skinny/release-ahead.patch beside the step, on one Hopper GPU, in two commands
+# of at most 560 s (the script that ran before it, for the last BF16 pairs and the rule's choices
+# back to back, is in runs/h200-2026-12-02-652b9e5-retune-bf16-pairs.tar.gz):
+#   PART=ahead: the step binary with the patch at six odd shapes (alpha 1.5, beta 0.5) and
+#     memcheck; then `tune15 64x4096x4096 P --beside --rounds 2` (the step and the patch in turns)
+#     on the rule's plan with rings of 6, 7 and 8 buffers, the four precisions, one at a time and
+#     back to back.
+#   PART=around: `tune15 --only "the rule's plan" --beside --rounds 2` at 128 x 4096 x 4096,
+#     128 x 11008 x 4096, 16 x 11008 x 4096 and 1024³ (FP16 with a 16-bit C, BF16 with an FP32 C),
+#     back to back; then `xtask references` with the patch as the top rung at 64 x 4096 x 4096
+#     (FP16 and BF16, both C types, both timing methods).
+# Built beside the source tree (release binaries):
 #   cargo xtask bundle --out .gpu/b3
-#   tar czf .gpu/adopt.tgz -C .gpu/b3 ./run.sh ./bin ./examples/tune15 ./tests/step15-skinny-gpu
+#   tar czf .gpu/adopt.tgz -C .gpu/b3 ./run.sh ./bin ./examples/tune15
 #   git rev-parse --short HEAD > .gpu/bundle-commit
-# and run from the repository root with .gpu/adopt.tgz and .gpu/bundle-commit carried. Join what
-# comes back with `cargo xtask sweep --take`, `cargo xtask references --take` (scripts/record.sh's
-# header) and copy the profiles into results/profiles/.
+# and run from the repository root with .gpu/adopt.tgz and .gpu/bundle-commit carried (the patch
+# is read from the working tree): PART=ahead bash notes/experiments/next-run.sh. What comes back is
+# OUT/raw.tgz; the summary is printed last.
 set -u
 OUT=${OUT:?the folder whose files come back}
 export CUDA_HOME=/usr/local/cuda LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64 PATH=$PATH:/usr/local/cuda/bin
-t0=$(date +%s); R=$PWD; A=$(mktemp -d /tmp/fresh.XXXXXX); mkdir -p "$A/b"
+t0=$(date +%s); el() { echo "$(( $(date +%s) - t0 ))"; }
+R=$PWD; A=$(mktemp -d /tmp/fresh.XXXXXX); mkdir -p "$A/b"
 tar xzf "$R/.gpu/adopt.tgz" -C "$A/b" || { echo "no bundle at .gpu/adopt.tgz (see the header)"; exit 1; }
 export SGEMM_CUBIN_CACHE=$A/cubins; mkdir -p "$SGEMM_CUBIN_CACHE"
-echo "bundle of $(cat "$R/.gpu/bundle-commit") in $A"
+W=$OUT/w; mkdir -p "$W/tune"; S=$W/summary.md
+say() { echo "$*" | tee -a "$S"; }
+say "bundle of $(cat "$R/.gpu/bundle-commit") in $A; $(nvidia-smi --query-gpu=name,driver_version,power.limit,temperature.gpu --format=csv,noheader)"
 cd "$A" || exit 1
-shapes=1x4096x4096,8x4096x4096,16x4096x4096,32x4096x4096,64x4096x4096,128x4096x4096,256x4096x4096
-shapes=$shapes,1x4096x11008,8x4096x11008,16x4096x11008,32x4096x11008,64x4096x11008,128x4096x11008,256x4096x11008
-shapes=$shapes,1x11008x4096,8x11008x4096,16x11008x4096,32x11008x4096,64x11008x4096,128x11008x4096,256x11008x4096
-shapes=$shapes,1024
-fp16="2048x2048x2048:fp16 256x4096x4096:fp16 1x4096x11008:fp16 8x4096x11008:fp16 16x4096x11008:fp16 64x4096x11008:fp16"
-fp16="$fp16 128x4096x11008:fp16 256x4096x11008:fp16 8x11008x4096:fp16 32x11008x4096:fp16"
-bf16=""
-for s in ${shapes//,/ }; do bf16="$bf16 $( [[ $s == *x* ]] && echo "$s" || echo "${s}x${s}x${s}"):bf16"; done
-record() { RESULTS=$R/results STEP=step15-skinny LIMIT=${LIMIT:-560} bash "$R/scripts/record.sh" "$A/b" "$@"; }
-mkdir -p "$OUT/w"
-if [ -n "${PAIRS:-}" ]; then
-  PAIRS=$PAIRS record "$OUT/w"
-elif [ -n "${RETUNE:-}" ]; then
-  : # the tuner alone
-elif [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
-  SWEEP_STEPS=15 SWEEP_SHAPES=$shapes PROFILE_STEPS=step15 PAIRS=$fp16 record "$OUT/w" &
-  SGEMM_DEVICE=1 PAIRS=$bf16 record "$OUT/w/gpu1"
-  wait
-else
-  SWEEP_STEPS=15 SWEEP_SHAPES=$shapes PROFILE_STEPS=step15 PAIRS="$fp16 $bf16" record "$OUT/w"
-fi
-if [ -n "${RETUNE:-}" ]; then
-  # Each run's table whole in OUT/w/tune/, and in the summary the rule's plan and the three fastest
-  # candidates by % of the fastest cuBLAS.
-  mkdir -p "$OUT/w/tune"; end=$(( t0 + ${BUDGET:-575} ))
-  for s in ${TUNE_SHAPES:-64x4096x4096 128x11008x4096 256x11008x4096 1024}; do for p in fp16-c16 bf16; do
-    for how in one b2b; do
-      left=$(( end - $(date +%s) )); [ "$left" -lt 45 ] && { echo "retune: out of time at $s $p $how" >> "$OUT/w/summary.md"; break 3; }
-      f=$OUT/w/tune/tune15-$s-$p-$how.md; flag=; [ "$how" = b2b ] && flag=--back-to-back
-      timeout "$left" "$A/b/examples/tune15" "$s" "$p" --rounds 2 $flag > "$f" 2>&1
-      { echo "tune15 $s $p $how rc=$?"; grep -m1 "the rule's plan |" "$f"
-        grep -E '^\| (fp16|bf16)' "$f" | sort -t'|' -k8 -g -r | head -3; } >> "$OUT/w/summary.md"
-    done
+P=$R/notes/experiments/step15-skinny/release-ahead.patch
+tune() { # shape precision only how(one|b2b) limit
+  local f=$W/tune/tune15-$1-$2-$4.md flag=; [ "$4" = b2b ] && flag=--back-to-back
+  timeout "$5" b/examples/tune15 "$1" "$2" --only "$3" --kernel "$P" --beside --rounds 2 $flag > "$f" 2>&1
+  say "tune15 $1 $2 --only \"$3\" $4 rc=$? [$(el) s]"; grep -E "^\| $2 \|" "$f" | tee -a "$S"
+}
+case "${PART:-}" in
+ahead)
+  STEP=step15-skinny STEP_ARGS="--kernel $P" CHECKS="fp16-c16:1024x1024x1024 bf16:129x11008x4096 \
+bf16-c16:999x1023x1001 fp16:63x4001x999 fp16-c16:17x2048x1024 bf16:3x11008x4096" \
+    SANITIZE="memcheck:fp16-c16:17x2048x1024" bash "$R/scripts/record.sh" b "$W" | tee -a "$S"
+  rings="the rule's plan, 6 buffers|the rule's plan, 7 buffers|the rule's plan, 8 buffers"
+  for p in fp16 bf16 fp16-c16 bf16-c16; do for how in one b2b; do tune 64x4096x4096 $p "$rings" $how 60; done; done ;;
+around)
+  for s in 128x4096x4096 128x11008x4096 16x11008x4096 1024; do for p in fp16-c16 bf16; do
+    tune $s $p "the rule's plan" b2b 45
   done; done
-fi
-cat "$OUT"/w/summary.md "$OUT"/w/gpu1/summary.md 2>/dev/null
+  timeout 150 b/bin/xtask references --shapes 64x4096x4096 --precisions fp16,bf16 --kernel "$P" \
+    --out "$W/ahead-refs.json" > "$W/ahead-refs.log" 2>&1
+  say "references with the patch rc=$? [$(el) s]"; grep -E "^\| 64x4096x4096 \| (fp16|bf16) \| (fp16|bf16|fp32) \|" "$W/ahead-refs.log" | tee -a "$S" ;;
+*) echo "PART=ahead or PART=around (see the header)"; exit 2 ;;
+esac
+say "done [$(el) s]"
 (cd "$OUT" && tar czf raw.tgz w && rm -rf w)
