@@ -35,10 +35,10 @@ say() { echo "$*" | tee -a "$S"; }
 say "bundle of $(cat "$R/.gpu/bundle-commit") in $A; $(nvidia-smi --query-gpu=name,driver_version,power.limit,temperature.gpu --format=csv,noheader)"
 cd "$A" || exit 1
 P=$R/notes/experiments/step15-skinny/release-ahead.patch
-tune() { # shape precision only how(one|b2b) limit
-  local f=$W/tune/tune15-$1-$2-$4.md flag=; [ "$4" = b2b ] && flag=--back-to-back
-  timeout "$5" b/examples/tune15 "$1" "$2" --only "$3" --kernel "$P" --beside --rounds 2 $flag > "$f" 2>&1
-  say "tune15 $1 $2 --only \"$3\" $4 rc=$? [$(el) s]"; grep -E "^\| $2 \|" "$f" | tee -a "$S"
+tune() { # tuner shape precision only how(one|b2b) limit: the experiment $P beside the step
+  local f=$W/tune/$1-$2-$3-$5.md flag=; [ "$5" = b2b ] && flag=--back-to-back
+  timeout "$6" "b/examples/$1" "$2" "$3" --only "$4" --kernel "$P" --beside --rounds 2 $flag > "$f" 2>&1
+  say "$1 $2 $3 --only \"$4\" $5 rc=$? [$(el) s]"; grep -E "^\| $3 \|" "$f" | tee -a "$S"
 }
 case "${PART:-}" in
 ahead)
@@ -46,10 +46,10 @@ ahead)
 bf16-c16:999x1023x1001 fp16:63x4001x999 fp16-c16:17x2048x1024 bf16:3x11008x4096" \
     SANITIZE="memcheck:fp16-c16:17x2048x1024" bash "$R/scripts/record.sh" b "$W" | tee -a "$S"
   rings="the rule's plan, 6 buffers|the rule's plan, 7 buffers|the rule's plan, 8 buffers"
-  for p in fp16 bf16 fp16-c16 bf16-c16; do for how in one b2b; do tune 64x4096x4096 $p "$rings" $how 60; done; done ;;
+  for p in fp16 bf16 fp16-c16 bf16-c16; do for how in one b2b; do tune tune15 64x4096x4096 $p "$rings" $how 60; done; done ;;
 around)
   for s in 128x4096x4096 128x11008x4096 16x11008x4096 1024; do for p in fp16-c16 bf16; do
-    tune $s $p "the rule's plan, 6 buffers" b2b 45
+    tune tune15 $s $p "the rule's plan, 6 buffers" b2b 45
   done; done
   timeout 150 b/bin/xtask references --shapes 64x4096x4096 --precisions fp16,bf16 --kernel "$P" \
     --out "$W/ahead-refs.json" > "$W/ahead-refs.log" 2>&1
@@ -59,11 +59,7 @@ fp8)
   STEP=step14-fp8 STEP_ARGS="--kernel $P" CHECKS="fp8:1x1x1 fp8:1000x1001x2048 fp8-c32:333x577x4096 \
 fp8:4096x4096x16384 fp8-block:200x300x2600 fp8-block:77x4096x4096 fp8-block-c32:640x1000x1024 fp8-block:4096x4096x16384" \
     SANITIZE="memcheck:fp8:129x257x2600 memcheck:fp8-block:200x300x2600" bash "$R/scripts/record.sh" b "$W" | tee -a "$S"
-  for p in fp8 fp8-c32 fp8-block fp8-block-c32; do for how in one b2b; do
-    f=$W/tune/tune14-4096-$p-$how.md flag=; [ "$how" = b2b ] && flag=--back-to-back
-    timeout 60 b/examples/tune14 4096 $p --only "cluster 2, group 8" --kernel "$P" --beside --rounds 2 $flag > "$f" 2>&1
-    say "tune14 4096 $p $how rc=$? [$(el) s]"; grep -E "^\| $p \|" "$f" | tee -a "$S"
-  done; done ;;
+  for p in fp8 fp8-c32 fp8-block fp8-block-c32; do for how in one b2b; do tune tune14 4096 $p "cluster 2, group 8" $how 60; done; done ;;
 *) echo "PART=ahead, PART=around or PART=fp8 (see the header)"; exit 2 ;;
 esac
 say "done [$(el) s]"
