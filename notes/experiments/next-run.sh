@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Ran on 2026-12-02 (runs/h200-2026-12-02-be57761-release-ahead, with a fourth part, PART=rings):
 # The run that notes/step15.md's "Next: the hand-back first after the wait" and notes/step14.md's
 # "Next: the hand-back known before the wait" wait for: each step's release-ahead.patch beside the
 # step, on one Hopper GPU, in three commands of at most 560 s (the script that ran before it, for
