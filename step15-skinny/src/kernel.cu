@@ -145,9 +145,8 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
             // The K loop for a tile W wide, compiled for W = BN and (half jobs) BN / 2.
             auto mainloop = [&](auto width) {
                 constexpr int W = decltype(width)::value;
-                for (int t = w.k0; t < w.k1; ++t, ++it) {
-                    const unsigned s = it % STAGES;
-                    mbar_wait(smem_addr(&full[s]), (it / STAGES) % 2);
+                // One K-tile's products from buffer s, issued and committed.
+                auto products = [&](unsigned s) {
                     const unsigned long long a = a0 + s * (STAGE_BYTES / 16), b = b0 + s * (STAGE_BYTES / 16);
                     wgmma_fence();
 #pragma unroll
@@ -156,11 +155,39 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                         else wgmma<P, W>(d, a + kk * A_STEP, b + kk * B_STEP);
                     }
                     wgmma_commit();
-                    wgmma_wait<1>();
-                    if (t > w.k0) release((it - 1) % STAGES);
+                };
+                if constexpr (SWAP) {
+                    // The buffer and its phase carried from one K-tile to the next, and the buffer
+                    // to hand back known before the products: after each wait only the arrival is
+                    // left, so the producer refills it at once. With `(it - 1) % STAGES` after the
+                    // wait, ptxas put the division and the barrier's address there, 10-12
+                    // instructions before the arrival (notes/step15.md, "the hand-back first").
+                    unsigned s = it % STAGES, phase = (it / STAGES) % 2, last = s;  // last: read once a K-tile ran
+                    for (int t = w.k0; t < w.k1; ++t, ++it) {
+                        mbar_wait(smem_addr(&full[s]), phase);
+                        const bool give = t > w.k0;
+                        const unsigned back = last;
+                        products(s);
+                        last = s;
+                        s = s + 1 == STAGES ? 0 : s + 1;
+                        phase ^= s == 0;
+                        wgmma_wait<1>();
+                        if (give) release(back);
+                    }
+                    wgmma_wait<0>();
+                    if (w.k1 > w.k0) release(last);
+                } else {
+                    // Step 12's plan keeps step 12's loop and its machine code.
+                    for (int t = w.k0; t < w.k1; ++t, ++it) {
+                        const unsigned s = it % STAGES;
+                        mbar_wait(smem_addr(&full[s]), (it / STAGES) % 2);
+                        products(s);
+                        wgmma_wait<1>();
+                        if (t > w.k0) release((it - 1) % STAGES);
+                    }
+                    wgmma_wait<0>();
+                    if (w.k1 > w.k0) release((it - 1) % STAGES);
                 }
-                wgmma_wait<0>();
-                if (w.k1 > w.k0) release((it - 1) % STAGES);
             };
             const int row = w.at.x + consumer * 64, id = 1 + consumer;
             // The tile W wide into C: step 12's chunks, or swapped, C^T's chunks transposed.
