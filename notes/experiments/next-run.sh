@@ -1,18 +1,29 @@
 #!/usr/bin/env bash
 # Step 15's record after its swapped plans took the hand-back first after the wait (notes/step15.md,
-# "The hand-back first after the wait, measured"): every swapped plan's machine code changed, so
-# the 22 swapped shapes' references pairs (44, FP16 and BF16), their sweep and the four profiles are
-# timed again (2048³ and 4096³ run step 12's plan, whose machine code and figures stand). In
-# commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
+# "The record with the hand-back first"): every swapped plan's machine code changed, so the 22
+# swapped shapes' references pairs (44, FP16 and BF16), their sweep and the four profiles are timed
+# again (2048³ and 4096³ run step 12's plan, whose machine code and figures stand). Ran on
+# 2026-12-02 (runs/h200-2026-12-02-1066746-ahead-record): FIRST=1, then the pairs twice; left, the
+# 19 BF16 pairs:
+#   32x4096x4096:bf16 64x4096x4096:bf16 128x4096x4096:bf16 256x4096x4096:bf16 1x4096x11008:bf16
+#   8x4096x11008:bf16 16x4096x11008:bf16 32x4096x11008:bf16 64x4096x11008:bf16 128x4096x11008:bf16
+#   256x4096x11008:bf16 1x11008x4096:bf16 8x11008x4096:bf16 16x11008x4096:bf16 32x11008x4096:bf16
+#   64x11008x4096:bf16 128x11008x4096:bf16 256x11008x4096:bf16 1024x1024x1024:bf16
+# In commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
 #   FIRST=1 bash notes/experiments/next-run.sh     the step's GPU suite, checks at eight odd shapes,
 #                                                  memcheck, synccheck, racecheck, step 15's
 #                                                  reference graded (timed); then SWEEP=1's part
 #   SWEEP=1 ...                                    the sweep of the 22 shapes, the four profiles,
 #                                                  then pairs
 #   PAIRS="<what the last one left>" ...           the pairs left (with FIRST or SWEEP: after them)
+#   TUNE=1 ...                                     first, "The record with the hand-back first"'s
+#                                                  prediction: at 256 x 4096 x 11008, FP16, both C
+#                                                  types, both timings, `tune15 --beside` with
+#                                                  late-hand-back.patch (the loop of before), the
+#                                                  rule's ring and six buffers (about 150 s)
 # Built beside the source tree (release binaries):
 #   cargo xtask bundle --out .gpu/b
-#   tar czf .gpu/adopt.tgz -C .gpu/b ./run.sh ./bin ./tests/step15-skinny-gpu
+#   tar czf .gpu/adopt.tgz -C .gpu/b ./run.sh ./bin ./tests/step15-skinny-gpu ./examples/tune15
 #   git rev-parse --short HEAD > .gpu/bundle-commit
 # and run from the repository root with .gpu/adopt.tgz and .gpu/bundle-commit carried. Join what
 # comes back with `cargo xtask sweep --take`, `cargo xtask references --take` (scripts/record.sh's
@@ -35,6 +46,16 @@ shapes=$shapes,1x11008x4096,8x11008x4096,16x11008x4096,32x11008x4096,64x11008x40
 shapes=$shapes,1024
 all=""
 for p in fp16 bf16; do for s in ${shapes//,/ }; do all="$all $( [[ $s == *x* ]] && echo "$s" || echo "${s}x${s}x${s}"):$p"; done; done
+if [ -n "${TUNE:-}" ]; then
+  # The step (the hand-back first) and the loop of before in turns, in one process.
+  P=$R/notes/experiments/step15-skinny/late-hand-back.patch; mkdir -p "$W/tune"
+  for p in fp16 fp16-c16; do for how in one b2b; do
+    f=$W/tune/256x4096x11008-$p-$how.md; flag=; [ "$how" = b2b ] && flag=--back-to-back
+    timeout 60 b/examples/tune15 256x4096x11008 "$p" --only "the rule's plan, 8 buffers|the rule's plan, 6 buffers" \
+      --kernel "$P" --beside --rounds 2 $flag > "$f" 2>&1
+    say "tune15 256x4096x11008 $p $how rc=$? [$(el) s]"; grep -E "^\| $p \|" "$f" | tee -a "$S"
+  done; done
+fi
 if [ -n "${FIRST:-}" ]; then
   f=$W/suite.log
   timeout 240 b/tests/step15-skinny-gpu > "$f" 2>&1

@@ -161,7 +161,8 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
                     // to hand back known before the products: after each wait only the arrival is
                     // left, so the producer refills it at once. With `(it - 1) % STAGES` after the
                     // wait, ptxas put the division and the barrier's address there, 10-12
-                    // instructions before the arrival (notes/step15.md, "the hand-back first").
+                    // instructions before the arrival (notes/step15.md, "Next: the hand-back first
+                    // after the wait").
                     unsigned s = it % STAGES, phase = (it / STAGES) % 2, last = s;  // last: read once a K-tile ran
                     for (int t = w.k0; t < w.k1; ++t, ++it) {
                         mbar_wait(smem_addr(&full[s]), phase);
