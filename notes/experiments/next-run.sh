@@ -21,6 +21,13 @@
 #                                                  types, both timings, `tune15 --beside` with
 #                                                  late-hand-back.patch (the loop of before), the
 #                                                  rule's ring and six buffers (about 150 s)
+#   PLAN64=1 ...                                   first, "Next: cuBLAS's plan at 64 x 4096 x 4096
+#                                                  with its ring"'s prediction: `tune15 --beside`
+#                                                  on 64 x 32 tiles with 16 buffers, in clusters of
+#                                                  two sharing B^T (cluster-columns.patch, and
+#                                                  cluster-pieces.patch with B_BOX_ROWS=32), FP16
+#                                                  with a 16-bit C and BF16 with an FP32 C, one at
+#                                                  a time (about 160 s)
 # Built beside the source tree (release binaries):
 #   cargo xtask bundle --out .gpu/b
 #   tar czf .gpu/adopt.tgz -C .gpu/b ./run.sh ./bin ./tests/step15-skinny-gpu ./examples/tune15
@@ -54,6 +61,18 @@ if [ -n "${TUNE:-}" ]; then
     timeout 60 b/examples/tune15 256x4096x11008 "$p" --only "the rule's plan, 8 buffers|the rule's plan, 6 buffers" \
       --kernel "$P" --beside --rounds 2 $flag > "$f" 2>&1
     say "tune15 256x4096x11008 $p $how rc=$? [$(el) s]"; grep -E "^\| $p \|" "$f" | tee -a "$S"
+  done; done
+fi
+if [ -n "${PLAN64:-}" ]; then
+  # The step without a cluster and each patch in clusters of two, in turns, in one process.
+  X=$R/notes/experiments/step15-skinny; mkdir -p "$W/tune"
+  # cluster-pieces cuts B^T's box into two pieces of 32 rows of K, one a block (the host's boxes
+  # follow B_BOX_ROWS); cluster-columns has the first block load the whole box.
+  for k in cluster-columns:CLUSTER=2 cluster-pieces:B_BOX_ROWS=32; do for p in fp16-c16 bf16; do
+    f=$W/tune/64x4096x4096-${k%%:*}-$p.md
+    timeout 90 b/examples/tune15 64x4096x4096 "$p" --only "bm: 64, bn: 32, stages: 16|the rule's plan, 6 buffers" \
+      --kernel "$X/${k%%:*}.patch" --define CLUSTER=2 --define "${k#*:}" --beside --rounds 2 > "$f" 2>&1
+    say "tune15 64x4096x4096 $p ${k%%:*} rc=$? [$(el) s]"; grep -E "^\| $p \|" "$f" | tee -a "$S"
   done; done
 fi
 if [ -n "${FIRST:-}" ]; then
