@@ -28,6 +28,10 @@
 #                                                  cluster-pieces.patch with B_BOX_ROWS=32), FP16
 #                                                  with a 16-bit C and BF16 with an FP32 C, one at
 #                                                  a time (about 160 s)
+#   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
+#                                                  prediction: cluster-reads.cu built with nvcc,
+#                                                  timed twice, then its L2 sectors under Nsight
+#                                                  Compute (cluster-reads-table.py; about 100 s)
 # Built beside the source tree (release binaries):
 #   cargo xtask bundle --out .gpu/b
 #   tar czf .gpu/adopt.tgz -C .gpu/b ./run.sh ./bin ./tests/step15-skinny-gpu ./examples/tune15
@@ -74,6 +78,18 @@ if [ -n "${PLAN64:-}" ]; then
       --kernel "$X/${k%%:*}.patch" --define CLUSTER=2 --define "${k#*:}" --beside --rounds 2 > "$f" 2>&1
     say "tune15 64x4096x4096 $p ${k%%:*} rc=$? [$(el) s]"; grep -E "^\| $p \|" "$f" | tee -a "$S"
   done; done
+fi
+if [ -n "${READS:-}" ]; then
+  X=$R/notes/experiments/step15-skinny
+  nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
+  say "cluster-reads built rc=$? [$(el) s]"
+  for i in 1 2; do timeout 60 "$A/cluster-reads" > "$W/reads-$i.md" 2>&1; say "cluster-reads run $i rc=$? [$(el) s]"; done
+  cat "$W/reads-1.md" "$W/reads-2.md" | tee -a "$S" > /dev/null
+  m=gpu__time_duration.sum,lts__t_sectors_srcunit_tex_op_read.sum,lrc__xbar2gpc_sectors_op_read.sum,l1tex__m_xbar2l1tex_read_bytes.sum
+  timeout 240 ncu --clock-control none --csv --page raw --metrics "$m" --log-file "$W/reads-ncu.csv" \
+    "$A/cluster-reads" --once > "$W/reads-order.txt" 2> "$W/reads-ncu.err"
+  say "cluster-reads under Nsight Compute rc=$? [$(el) s]"
+  python3 "$X/cluster-reads-table.py" "$W/reads-ncu.csv" "$W/reads-order.txt" 2>&1 | tee -a "$S"
 fi
 if [ -n "${FIRST:-}" ]; then
   f=$W/suite.log

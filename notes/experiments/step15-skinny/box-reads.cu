@@ -16,11 +16,7 @@
 // two share an SM, as the rung's never do (the table of 2026-12-01 ran without it, and its small
 // rings could put two or three blocks on one SM). Outside the harness: built and run on the GPU machine with
 //   nvcc -O3 -arch=sm_90a -o box-reads box-reads.cu && ./box-reads
-// (the driver's cuTensorMapEncodeTiled through the runtime's entry point: no -lcuda needed).
-#include <cstdio>
-#include <cuda.h>
-#include <cudaTypedefs.h>
-#include <cuda_runtime.h>
+#include "maps.cuh"   // the tensor maps
 #include "timed.cuh"  // one launch at a time, or back to back
 
 constexpr int MAX_STAGES = 16;
@@ -113,20 +109,9 @@ __global__ void __launch_bounds__(32) bulk(const char* B, long long pieces, int 
 
 // A 2D map of halves, `cols` contiguous, boxes of 64 columns (128 bytes, swizzled) by `rows`.
 static CUtensorMap map2d(void* base, size_t cols, size_t rows, unsigned box_rows) {
-    static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-        void* f = nullptr;
-        cudaDriverEntryPointQueryResult q;
-        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q);
-        return (PFN_cuTensorMapEncodeTiled_v12000)f;
-    }();
-    CUtensorMap m;
     const cuuint64_t dims[2] = {cols, rows}, strides[1] = {cols * 2};
-    const cuuint32_t box[2] = {64, box_rows}, one[2] = {1, 1};
-    const CUresult r = encode(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, base, dims, strides, box, one,
-                                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) printf("error: cuTensorMapEncodeTiled %d (cols %zu rows %zu box %u)\n", (int)r, cols, rows, box_rows);
-    return m;
+    const cuuint32_t box[2] = {64, box_rows};
+    return map_halves(base, 2, dims, strides, box);
 }
 
 int main() {
