@@ -6,7 +6,10 @@
 //! around the mma are the limit. For `mma.sync` and FFMA loops (steps 1-8); a `wgmma` (step 9)
 //! runs asynchronously, so its counts do not read this way. For a `wgmma` loop it counts instead
 //! what issues after each `wgmma` wait before the next `wgmma`, and `--max-after-wait` fails when
-//! that grows (CI holds step 13's 3xTF32 loop to it: ptxas's schedule moves with code elsewhere).
+//! that grows (CI holds step 13's 3xTF32 loop to it: ptxas's schedule moves with code elsewhere);
+//! and what issues between each wait and the loop's first barrier arrival after it (the hand-back
+//! of a buffer to the producer), which `--max-before-hand-back` bounds (CI holds step 15's
+//! swapped loop to it: the arrival first after the wait is that loop's point).
 
 use crate::cubin::Built;
 use std::collections::BTreeMap;
@@ -20,6 +23,11 @@ pub struct Args {
     /// (work the compiler moved where nothing overlaps it)
     #[arg(long, value_name = "N")]
     max_after_wait: Option<usize>,
+    /// Fail when more than N instructions come between a `wgmma` wait and the first barrier
+    /// arrival after it (the consumer's hand-back of a buffer), or when none comes before the
+    /// next `wgmma`
+    #[arg(long, value_name = "N")]
+    max_before_hand_back: Option<usize>,
 }
 
 /// Tensor-core instructions: the unit the loop is counted in.
@@ -144,6 +152,23 @@ pub fn after_waits(body: &[&str]) -> Vec<usize> {
     out
 }
 
+/// For each `wgmma` wait of a loop body, the instructions issued after it before the first
+/// barrier arrival (`SYNCS.ARRIVE`: a consumer handing a buffer back), going round the loop; None
+/// where the next `wgmma` (`WARPGROUP.ARRIVE`) comes first.
+pub fn before_hand_backs(body: &[&str]) -> Vec<Option<usize>> {
+    let mut out = Vec::new();
+    for (i, l) in body.iter().enumerate() {
+        if !warpgroup(l, "DEPBAR") {
+            continue;
+        }
+        let next: Vec<&&str> =
+            body.iter().cycle().skip(i + 1).take(body.len()).filter(|l| opcode(l).is_some()).collect();
+        let stop = next.iter().position(|l| warpgroup(l, "ARRIVE")).unwrap_or(next.len());
+        out.push(next[..stop].iter().position(|l| opcode(l) == Some("SYNCS") && l.contains("SYNCS.ARRIVE")));
+    }
+    out
+}
+
 /// Opcode counts of a stretch of SASS, most frequent first.
 pub fn counts<'a>(body: &[&'a str]) -> Vec<(&'a str, usize)> {
     let mut c: BTreeMap<&str, usize> = BTreeMap::new();
@@ -164,7 +189,7 @@ fn nvdisasm() -> PathBuf {
     in_home.unwrap_or_else(|| PathBuf::from("nvdisasm"))
 }
 
-pub fn run(Args { target, max_after_wait }: Args) -> Result<(), String> {
+pub fn run(Args { target, max_after_wait, max_before_hand_back }: Args) -> Result<(), String> {
     let Built { source, launch, arch, compiled } = target.build()?;
     let dir = std::env::temp_dir().join(format!("sgemm-mix-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -208,6 +233,22 @@ pub fn run(Args { target, max_after_wait }: Args) -> Result<(), String> {
     if !waits.is_empty() {
         let list: Vec<String> = waits.iter().map(|n| n.to_string()).collect();
         println!("instructions after each wgmma wait, to the next wgmma: {}", list.join(", "));
+    }
+    let hand_backs = wait_loop(&all).map(before_hand_backs).unwrap_or_default();
+    if !hand_backs.is_empty() {
+        let list: Vec<String> = hand_backs.iter().map(|n| n.map_or("none".into(), |n| n.to_string())).collect();
+        println!("instructions between each wgmma wait and the hand-back after it: {}", list.join(", "));
+    }
+    if let Some(limit) = max_before_hand_back {
+        if hand_backs.is_empty() {
+            return Err("--max-before-hand-back: the loop has no wgmma wait".into());
+        }
+        if let Some(late) = hand_backs.iter().find(|n| n.is_none_or(|n| n > limit)) {
+            let what = late.map_or("no hand-back before the next wgmma".into(), |n| format!("{n} instructions"));
+            return Err(format!(
+                "{what} after a wgmma wait (at most {limit} allowed before the buffer's hand-back): read the loop's SASS"
+            ));
+        }
     }
     match (max_after_wait, waits.iter().max()) {
         (Some(limit), Some(&most)) if most > limit => {
@@ -268,6 +309,23 @@ mod tests {
         ];
         // The FADD and the branch, then round to the ARRIVE.
         assert_eq!(after_waits(&body), [2]);
+    }
+
+    #[test]
+    fn counts_what_comes_before_the_hand_back() {
+        let body = [
+            ".L_x_0:",
+            "        /*0000*/                   WARPGROUP.ARRIVE ;",
+            "        /*0010*/                   HGMMA.64x64x16.F32 R24, gdesc[UR24].tnspA, R24, gsb0 ;",
+            "        /*0020*/                   WARPGROUP.DEPBAR.LE gsb0, 0x1 ;",
+            "        /*0030*/                   IMAD.HI.U32 R3, R2, 0x2aaaaaab, RZ ;",
+            "        /*0040*/              @!P0 SYNCS.ARRIVE.TRANS64.RED.A1T0 RZ, [R6+URZ], RZ ;",
+            "        /*0050*/              @P1 BRA `(.L_x_0) ;",
+        ];
+        // The division's multiply, then the arrival.
+        assert_eq!(before_hand_backs(&body), [Some(1)]);
+        // A loop whose wait is not followed by an arrival before its next wgmma.
+        assert_eq!(before_hand_backs(&[body[0], body[1], body[2], body[3], body[4], body[6]]), [None]);
     }
 
     #[test]
