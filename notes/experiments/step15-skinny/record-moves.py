@@ -2,9 +2,11 @@
 """The references pairs timed since REV, beside REV's record: for each case of the decode table
 (book/src/generated/<gpu>/references-decode.md) timed in both, the verdict's ratio then -> now and
 how far the rung's own TFLOP/s and the fastest cuBLAS configuration's moved, one at a time and back
-to back. Ratios move with cuBLAS too; the rung's own figures say whether the kernel did.
+to back. Ratios move with cuBLAS too; the rung's own figures say whether the kernel did. With
+--sweep, the same for step 15's runs in the sweep (results/<gpu>.json) swept again since REV: the
+rung's GFLOP/s moved and its % of the fastest cuBLAS then -> now.
 
-    python3 notes/experiments/step15-skinny/record-moves.py REV [gpu-slug]
+    python3 notes/experiments/step15-skinny/record-moves.py REV [gpu-slug] [--sweep]
 """
 import json
 import re
@@ -12,8 +14,8 @@ import statistics
 import subprocess
 import sys
 
-rev = sys.argv[1]
-gpu = sys.argv[2] if len(sys.argv) > 2 else "nvidia-h200"
+args = [a for a in sys.argv[1:] if a != "--sweep"]
+rev, gpu = args[0], args[1] if len(args) > 1 else "nvidia-h200"
 refs, table = f"results/references/{gpu}.json", f"book/src/generated/{gpu}/references-decode.md"
 
 
@@ -39,6 +41,30 @@ def tflops(record, shape, precision, c, method, rung):
     return max(found) if found else None
 
 
+
+def sweep_moves():
+    """Step 15's runs swept again since REV (another seed), by shape and precision."""
+    path = f"results/{gpu}.json"
+    runs = lambda f: {(r["step"], r["m"], r["n"], r["k"]): r for r in f["runs"] if r["step"].startswith("step15")}
+    old, new = runs(json.loads(show(path))), runs(json.load(open(path)))
+    print("| shape | precision | the rung's GFLOP/s | % of the fastest cuBLAS |")
+    print("|---|---|---:|---|")
+    moved = []
+    for key in sorted(new, key=lambda k: (k[2], k[3], k[1], k[0])):
+        if key not in old or new[key]["seed"] == old[key]["seed"]:
+            continue
+        a, b = old[key], new[key]
+        moved.append(100 * (b["gflops"] / a["gflops"] - 1))
+        was, now_ = a["pct_of_fastest_cublas"], b["pct_of_fastest_cublas"]
+        print(f"| {key[1]}x{key[2]}x{key[3]} | {key[0].removeprefix('step15-skinny-')} | {moved[-1]:+.1f}% | {was:.1f} → {now_:.1f} |")
+    at = lambda f: sum(1 for k in new if k in old and new[k]["seed"] != old[k]["seed"] and f[k]["pct_of_fastest_cublas"] >= 100)
+    print(f"\n{len(moved)} runs: {at(new)} at the fastest cuBLAS or above ({at(old)} in {rev}'s record); the rung's "
+          f"GFLOP/s moved by {statistics.median(moved):+.2f}% at the median")
+
+
+if "--sweep" in sys.argv:
+    sweep_moves()
+    sys.exit(0)
 then, now = json.loads(show(refs)), json.load(open(refs))
 was, is_ = ratios(show(table)), ratios(open(table).read())
 print("| shape | precision | C | one at a time: ratio | rung | cuBLAS | back to back: ratio | rung | cuBLAS |")
