@@ -57,30 +57,33 @@ shapes=$shapes,1x11008x4096,8x11008x4096,16x11008x4096,32x11008x4096,64x11008x40
 shapes=$shapes,1024
 all=""
 for p in fp16 bf16; do for s in ${shapes//,/ }; do all="$all $( [[ $s == *x* ]] && echo "$s" || echo "${s}x${s}x${s}"):$p"; done; done
+X=$R/notes/experiments/step15-skinny
+# tune NAME SHAPE PRECISION ONLY LIMIT ARGS...: tune15 with ARGS' experiment beside the step, two
+# rounds in turns; the table in OUT/w/tune/NAME.md, the precision's rows in the summary.
+tune() {
+  local name=$1 sh=$2 p=$3 only=$4 limit=$5; shift 5; mkdir -p "$W/tune"
+  timeout "$limit" b/examples/tune15 "$sh" "$p" --only "$only" --beside --rounds 2 "$@" > "$W/tune/$name.md" 2>&1
+  say "tune15 $name rc=$? [$(el) s]"; grep -E "^\| $p \|" "$W/tune/$name.md" | tee -a "$S"
+}
 if [ -n "${TUNE:-}" ]; then
   # The step (the hand-back first) and the loop of before in turns, in one process.
-  P=$R/notes/experiments/step15-skinny/late-hand-back.patch; mkdir -p "$W/tune"
-  for p in fp16 fp16-c16; do for how in one b2b; do
-    f=$W/tune/256x4096x11008-$p-$how.md; flag=; [ "$how" = b2b ] && flag=--back-to-back
-    timeout 60 b/examples/tune15 256x4096x11008 "$p" --only "the rule's plan, 8 buffers|the rule's plan, 6 buffers" \
-      --kernel "$P" --beside --rounds 2 $flag > "$f" 2>&1
-    say "tune15 256x4096x11008 $p $how rc=$? [$(el) s]"; grep -E "^\| $p \|" "$f" | tee -a "$S"
-  done; done
+  for p in fp16 fp16-c16; do
+    tune "256x4096x11008-$p-one" 256x4096x11008 "$p" "the rule's plan, 8 buffers|the rule's plan, 6 buffers" 60 \
+      --kernel "$X/late-hand-back.patch"
+    tune "256x4096x11008-$p-b2b" 256x4096x11008 "$p" "the rule's plan, 8 buffers|the rule's plan, 6 buffers" 60 \
+      --kernel "$X/late-hand-back.patch" --back-to-back
+  done
 fi
 if [ -n "${PLAN64:-}" ]; then
-  # The step without a cluster and each patch in clusters of two, in turns, in one process.
-  X=$R/notes/experiments/step15-skinny; mkdir -p "$W/tune"
-  # cluster-pieces cuts B^T's box into two pieces of 32 rows of K, one a block (the host's boxes
-  # follow B_BOX_ROWS); cluster-columns has the first block load the whole box.
+  # The step without a cluster and each patch in clusters of two. cluster-pieces cuts B^T's box
+  # into two pieces of 32 rows of K, one a block (the host's boxes follow B_BOX_ROWS);
+  # cluster-columns has the first block load the whole box.
   for k in cluster-columns:CLUSTER=2 cluster-pieces:B_BOX_ROWS=32; do for p in fp16-c16 bf16; do
-    f=$W/tune/64x4096x4096-${k%%:*}-$p.md
-    timeout 90 b/examples/tune15 64x4096x4096 "$p" --only "bm: 64, bn: 32, stages: 16|the rule's plan, 6 buffers" \
-      --kernel "$X/${k%%:*}.patch" --define CLUSTER=2 --define "${k#*:}" --beside --rounds 2 > "$f" 2>&1
-    say "tune15 64x4096x4096 $p ${k%%:*} rc=$? [$(el) s]"; grep -E "^\| $p \|" "$f" | tee -a "$S"
+    tune "64x4096x4096-${k%%:*}-$p" 64x4096x4096 "$p" "bm: 64, bn: 32, stages: 16|the rule's plan, 6 buffers" 90 \
+      --kernel "$X/${k%%:*}.patch" --define CLUSTER=2 --define "${k#*:}"
   done; done
 fi
 if [ -n "${READS:-}" ]; then
-  X=$R/notes/experiments/step15-skinny
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
   say "cluster-reads built rc=$? [$(el) s]"
   for i in 1 2; do timeout 60 "$A/cluster-reads" > "$W/reads-$i.md" 2>&1; say "cluster-reads run $i rc=$? [$(el) s]"; done

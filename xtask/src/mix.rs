@@ -138,35 +138,29 @@ pub fn closest_dependent_mma(body: &[&str]) -> Option<usize> {
 }
 
 /// For each `wgmma` wait of a loop body (`WARPGROUP.DEPBAR`), the instructions issued after it
-/// until the next `WARPGROUP.ARRIVE` (the start of the next batch of `wgmma`), going round the
-/// loop: the work that nothing overlaps, if the wait is the one that drains the tensor pipe.
-pub fn after_waits(body: &[&str]) -> Vec<usize> {
+/// until the next `WARPGROUP.ARRIVE` (the start of the next batch of `wgmma`), going round the loop.
+fn after_each_wait<'a, 'b>(body: &'b [&'a str]) -> Vec<Vec<&'b &'a str>> {
     let mut out = Vec::new();
     for (i, l) in body.iter().enumerate() {
         if !warpgroup(l, "DEPBAR") {
             continue;
         }
         let next = body.iter().cycle().skip(i + 1).take(body.len());
-        out.push(next.take_while(|l| !warpgroup(l, "ARRIVE")).filter(|l| opcode(l).is_some()).count());
+        out.push(next.take_while(|l| !warpgroup(l, "ARRIVE")).filter(|l| opcode(l).is_some()).collect());
     }
     out
 }
 
-/// For each `wgmma` wait of a loop body, the instructions issued after it before the first
-/// barrier arrival (`SYNCS.ARRIVE`: a consumer handing a buffer back), going round the loop; None
-/// where the next `wgmma` (`WARPGROUP.ARRIVE`) comes first.
+/// How many instructions issue after each `wgmma` wait before the next `wgmma` ([`after_each_wait`]):
+/// the work that nothing overlaps, if the wait is the one that drains the tensor pipe.
+pub fn after_waits(body: &[&str]) -> Vec<usize> {
+    after_each_wait(body).iter().map(Vec::len).collect()
+}
+
+/// For each `wgmma` wait, the instructions issued after it before the first barrier arrival
+/// (`SYNCS.ARRIVE`: a consumer handing a buffer back); None where the next `wgmma` comes first.
 pub fn before_hand_backs(body: &[&str]) -> Vec<Option<usize>> {
-    let mut out = Vec::new();
-    for (i, l) in body.iter().enumerate() {
-        if !warpgroup(l, "DEPBAR") {
-            continue;
-        }
-        let next: Vec<&&str> =
-            body.iter().cycle().skip(i + 1).take(body.len()).filter(|l| opcode(l).is_some()).collect();
-        let stop = next.iter().position(|l| warpgroup(l, "ARRIVE")).unwrap_or(next.len());
-        out.push(next[..stop].iter().position(|l| opcode(l) == Some("SYNCS") && l.contains("SYNCS.ARRIVE")));
-    }
-    out
+    after_each_wait(body).iter().map(|after| after.iter().position(|l| l.contains("SYNCS.ARRIVE"))).collect()
 }
 
 /// Opcode counts of a stretch of SASS, most frequent first.
@@ -229,12 +223,13 @@ pub fn run(Args { target, max_after_wait, max_before_hand_back }: Args) -> Resul
             None => println!("no mma adds to another's result within one pass of the loop"),
         }
     }
-    let waits = wait_loop(&all).map(after_waits).unwrap_or_default();
+    let wait_body = wait_loop(&all);
+    let waits = wait_body.map(after_waits).unwrap_or_default();
     if !waits.is_empty() {
         let list: Vec<String> = waits.iter().map(|n| n.to_string()).collect();
         println!("instructions after each wgmma wait, to the next wgmma: {}", list.join(", "));
     }
-    let hand_backs = wait_loop(&all).map(before_hand_backs).unwrap_or_default();
+    let hand_backs = wait_body.map(before_hand_backs).unwrap_or_default();
     if !hand_backs.is_empty() {
         let list: Vec<String> = hand_backs.iter().map(|n| n.map_or("none".into(), |n| n.to_string())).collect();
         println!("instructions between each wgmma wait and the hand-back after it: {}", list.join(", "));

@@ -8,30 +8,21 @@ raise it), the bytes into the SMs and the time.
         ./cluster-reads --once > reads-order.txt
     python3 cluster-reads-table.py reads-ncu.csv reads-order.txt
 """
-import csv
 import sys
 
-METRICS = {
-    "lts__t_sectors_srcunit_tex_op_read.sum": "L2 sectors read",
-    "lrc__xbar2gpc_sectors_op_read.sum": "sectors to the GPCs",
-    "l1tex__m_xbar2l1tex_read_bytes.sum": "into the SMs",
-    "gpu__time_duration.sum": "time",
-}
+from ncu_raw import launches
 
-
-def scaled(value, unit):
-    """Bytes from Nsight Compute's scaled units (Kbyte, Mbyte, ...); sectors as they are."""
-    v = float(value.replace(",", ""))
-    factor = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
-    return v * factor.get(unit[:1], 1.0) if unit.endswith("byte") else v
+METRICS = [
+    "lts__t_sectors_srcunit_tex_op_read.sum",
+    "lrc__xbar2gpc_sectors_op_read.sum",
+    "l1tex__m_xbar2l1tex_read_bytes.sum",
+    "gpu__time_duration.sum",
+]
 
 
 def main(csv_path, order_path):
-    lines = [l for l in open(csv_path) if l.startswith('"')]
-    rows = list(csv.reader(lines))
-    header, units, data = rows[0], rows[1], rows[2:]
-    col = {name: header.index(name) for name in METRICS if name in header}
-    missing = [m for m in METRICS if m not in col]
+    data = launches(csv_path)
+    missing = [m for m in METRICS if data and m not in data[0]]
     if missing:
         sys.exit(f"error: {csv_path} has no column for {', '.join(missing)}")
     plans = []
@@ -46,12 +37,9 @@ def main(csv_path, order_path):
             print(f"| {name} | no launch {launch + 1} in the profile | | | | |")
             continue
         r = data[launch]
-        get = lambda m: scaled(r[col[m]], units[col[m]])
-        read, out = get("lts__t_sectors_srcunit_tex_op_read.sum"), get("lrc__xbar2gpc_sectors_op_read.sum")
-        into = get("l1tex__m_xbar2l1tex_read_bytes.sum")
-        t, unit = float(r[col["gpu__time_duration.sum"]].replace(",", "")), units[col["gpu__time_duration.sum"]]
-        us = t / 1e3 if unit.startswith("n") else t * 1e3 if unit.startswith("m") else t
-        print(f"| {name} | {read:,.0f} | {out:,.0f} | {out / read:.2f} | {into / 1e6:.1f} | {us:.2f} |")
+        read, out = r["lts__t_sectors_srcunit_tex_op_read.sum"], r["lrc__xbar2gpc_sectors_op_read.sum"]
+        into, t = r["l1tex__m_xbar2l1tex_read_bytes.sum"], r["gpu__time_duration.sum"]
+        print(f"| {name} | {read:,.0f} | {out:,.0f} | {out / read:.2f} | {into / 1e6:.1f} | {t * 1e6:.2f} |")
 
 
 if __name__ == "__main__":

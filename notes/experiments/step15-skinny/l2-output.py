@@ -8,29 +8,16 @@ it the peak (the same counter's peak per L2 cycle at the launch's L2 clock).
 
     python3 l2-output.py PAGE.csv KTILES CYCLES_PER_KTILE [PAGE.csv KTILES CYCLES ...]
 """
-import csv
 import sys
 
-
-def page(path):
-    rows = list(csv.reader(open(path)))
-    header, units, row = rows[0], rows[1], rows[2]
-
-    def get(name):
-        i = header.index(name)
-        scale = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}.get(units[i][:1], 1.0)
-        if units[i] in ("us", "usecond"):
-            scale = 1e-6
-        return float(row[i].replace(",", "")) * scale
-
-    return row[header.index("Kernel Name")], get
-
+from ncu_raw import launches
 
 print("| kernel | L2 to the crossbar | K loop | upper bound, K loop | peak | % of peak | L2 sectors read | fan-out |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|")
 args = sys.argv[1:]
 for path, ktiles, cycles in zip(args[0::3], args[1::3], args[2::3]):
-    name, get = page(path)
+    r = launches(path)[0]
+    name, get = r["Kernel Name"], r.get
     sent = get("derived__lts__lts2xbar_bytes.sum.per_second") * get("gpu__time_duration.sum")
     loop = int(ktiles) * float(cycles) / get("sm__cycles_elapsed.avg.per_second")
     peak = get("derived__lts__lts2xbar_bytes.sum.peak_sustained") * get("lts__cycles_elapsed.avg.per_second")
