@@ -3,12 +3,9 @@
 # "The record with the hand-back first"): every swapped plan's machine code changed, so the 22
 # swapped shapes' references pairs (44, FP16 and BF16), their sweep and the four profiles are timed
 # again (2048³ and 4096³ run step 12's plan, whose machine code and figures stand). Ran on
-# 2026-12-02 (runs/h200-2026-12-02-1066746-ahead-record): FIRST=1, then the pairs twice; left, the
-# 19 BF16 pairs:
-#   32x4096x4096:bf16 64x4096x4096:bf16 128x4096x4096:bf16 256x4096x4096:bf16 1x4096x11008:bf16
-#   8x4096x11008:bf16 16x4096x11008:bf16 32x4096x11008:bf16 64x4096x11008:bf16 128x4096x11008:bf16
-#   256x4096x11008:bf16 1x11008x4096:bf16 8x11008x4096:bf16 16x11008x4096:bf16 32x11008x4096:bf16
-#   64x11008x4096:bf16 128x11008x4096:bf16 256x11008x4096:bf16 1024x1024x1024:bf16
+# 2026-12-02 (runs/h200-2026-12-02-1066746-ahead-record): FIRST=1, then the pairs twice; then
+# (runs/h200-2026-12-02-b7cef6f-bf16-plan64-reads) TUNE=1 PLAN64=1 READS=1 with the 19 BF16 pairs
+# left, and the pairs once more: every pair is timed on this kernel.
 # In commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
 #   FIRST=1 bash notes/experiments/next-run.sh     the step's GPU suite, checks at eight odd shapes,
 #                                                  memcheck, synccheck, racecheck, step 15's
@@ -28,6 +25,11 @@
 #                                                  cluster-pieces.patch with B_BOX_ROWS=32), FP16
 #                                                  with a 16-bit C and BF16 with an FP32 C, one at
 #                                                  a time (about 160 s)
+#   PAIRS_WAIT=1 ...                               first, "Next: what a pair of blocks waits on at
+#                                                  64 x 4096 x 4096"'s prediction: `tune15 --beside`
+#                                                  on cuBLAS's 64 x 32 tile with loads-only.patch,
+#                                                  pairs-loads-only.patch and pairs-own-loads.patch
+#                                                  (about 90 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -78,9 +80,18 @@ if [ -n "${PLAN64:-}" ]; then
   # The step without a cluster and each patch in clusters of two. cluster-pieces cuts B^T's box
   # into two pieces of 32 rows of K, one a block (the host's boxes follow B_BOX_ROWS);
   # cluster-columns has the first block load the whole box.
-  for k in cluster-columns:CLUSTER=2 cluster-pieces:B_BOX_ROWS=32; do for p in fp16-c16 bf16; do
+  for k in cluster-columns: cluster-pieces:B_BOX_ROWS=32; do d=${k#*:}; for p in fp16-c16 bf16; do
     tune "64x4096x4096-${k%%:*}-$p" 64x4096x4096 "$p" "bm: 64, bn: 32, stages: 16|the rule's plan, 6 buffers" 90 \
-      --kernel "$X/${k%%:*}.patch" --define CLUSTER=2 --define "${k#*:}"
+      --kernel "$X/${k%%:*}.patch" --define CLUSTER=2 ${d:+--define "$d"}
+  done; done
+fi
+if [ -n "${PAIRS_WAIT:-}" ]; then
+  # cuBLAS's tile at 64 x 4096 x 4096: the loads alone, the loads alone in pairs, and pairs whose
+  # blocks each load their own B^T (the hand-back still shared), each beside the step.
+  for k in loads-only: pairs-loads-only:CLUSTER=2 pairs-own-loads:CLUSTER=2; do d=${k#*:}; for p in fp16-c16 bf16; do
+    u=""; [[ $k == *loads-only* ]] && u=--unchecked
+    tune "64x4096x4096-${k%%:*}-$p" 64x4096x4096 "$p" "bm: 64, bn: 32, stages: 16" 60 \
+      --kernel "$X/${k%%:*}.patch" ${d:+--define "$d"} $u
   done; done
 fi
 if [ -n "${READS:-}" ]; then
