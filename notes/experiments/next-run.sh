@@ -30,6 +30,11 @@
 #                                                  on cuBLAS's 64 x 32 tile with loads-only.patch,
 #                                                  pairs-loads-only.patch and pairs-own-loads.patch
 #                                                  (about 90 s)
+#   WAITS=1 ...                                    first, "Next: which wait grows in a pair"'s
+#                                                  prediction: Nsight Compute's source pages of
+#                                                  cuBLAS's tile alone, with pairs-own-loads.patch
+#                                                  and with cluster-columns.patch, at 64 x 4096 x
+#                                                  4096, read by pair-waits.py (about 120 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -93,6 +98,23 @@ if [ -n "${PAIRS_WAIT:-}" ]; then
     tune "64x4096x4096-${k%%:*}-$p" 64x4096x4096 "$p" "bm: 64, bn: 32, stages: 16" 60 \
       --kernel "$X/${k%%:*}.patch" ${d:+--define "$d"} $u
   done; done
+fi
+if [ -n "${WAITS:-}" ]; then
+  # Nsight Compute's source pages of cuBLAS's tile alone, in pairs without the multicast, and in
+  # pairs (the first launch of the kernel: the tuner's check of its one candidate), then where
+  # their warps wait (pair-waits.py).
+  mkdir -p "$W/src"
+  for v in alone: pairs-own-loads:CLUSTER=2 cluster-columns:CLUSTER=2; do
+    n=${v%%:*}; d=${v#*:}; kern=""; [ "$n" != alone ] && kern="--kernel $X/$n.patch --define $d"
+    timeout 150 ncu --clock-control none --section SourceCounters --section WarpStateStats \
+      --section SpeedOfLight -k regex:sgemm --launch-count 1 -o "$A/$n" b/examples/tune15 64x4096x4096 fp16-c16 \
+      --only "bm: 64, bn: 32, stages: 16" --rounds 1 $kern > "$W/src/ncu-$n.log" 2>&1
+    say "source page $n rc=$? [$(el) s]"
+    ncu -i "$A/$n.ncu-rep" --page source --print-source sass --csv > "$W/src/$n.csv" 2> "$W/src/$n.err"
+    ncu -i "$A/$n.ncu-rep" --page details --csv > "$W/src/$n-details.csv" 2>&1
+  done
+  python3 "$X/pair-waits.py" alone="$W/src/alone.csv" own-loads="$W/src/pairs-own-loads.csv" \
+    pair="$W/src/cluster-columns.csv" --top 6 2>&1 | tee -a "$S"
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
