@@ -31,10 +31,12 @@
 #                                                  pairs-loads-only.patch and pairs-own-loads.patch
 #                                                  (about 90 s)
 #   WAITS=1 ...                                    first, "Next: which wait grows in a pair"'s
-#                                                  prediction: Nsight Compute's source pages of
-#                                                  cuBLAS's tile alone, with pairs-own-loads.patch
-#                                                  and with cluster-columns.patch, at 64 x 4096 x
-#                                                  4096, read by pair-waits.py (about 120 s)
+#                                                  prediction: `tune15 --beside` with
+#                                                  pairs-apart.patch on cuBLAS's tile at 64 x 4096
+#                                                  x 4096, then Nsight Compute's source pages of the
+#                                                  tile alone and with pairs-apart, pairs-own-loads
+#                                                  and cluster-columns, read by pair-waits.py
+#                                                  (about 180 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -100,11 +102,16 @@ if [ -n "${PAIRS_WAIT:-}" ]; then
   done; done
 fi
 if [ -n "${WAITS:-}" ]; then
-  # Nsight Compute's source pages of cuBLAS's tile alone, in pairs without the multicast, and in
-  # pairs (the first launch of the kernel: the tuner's check of its one candidate), then where
-  # their warps wait (pair-waits.py).
+  # cuBLAS's tile in clusters of two that share nothing (pairs-apart), beside the step; then Nsight
+  # Compute's source pages of the tile alone, apart, in pairs without the multicast, and in pairs
+  # (the first launch of the kernel: the tuner's check of its one candidate), and where their warps
+  # wait (pair-waits.py).
+  for p in fp16-c16 bf16; do
+    tune "64x4096x4096-pairs-apart-$p" 64x4096x4096 "$p" "bm: 64, bn: 32, stages: 16" 60 \
+      --kernel "$X/pairs-apart.patch" --define CLUSTER=2
+  done
   mkdir -p "$W/src"
-  for v in alone: pairs-own-loads:CLUSTER=2 cluster-columns:CLUSTER=2; do
+  for v in alone: pairs-apart:CLUSTER=2 pairs-own-loads:CLUSTER=2 cluster-columns:CLUSTER=2; do
     n=${v%%:*}; d=${v#*:}; kern=""; [ "$n" != alone ] && kern="--kernel $X/$n.patch --define $d"
     timeout 150 ncu --clock-control none --section SourceCounters --section WarpStateStats \
       --section SpeedOfLight -k regex:sgemm --launch-count 1 -o "$A/$n" b/examples/tune15 64x4096x4096 fp16-c16 \
@@ -113,7 +120,7 @@ if [ -n "${WAITS:-}" ]; then
     ncu -i "$A/$n.ncu-rep" --page source --print-source sass --csv > "$W/src/$n.csv" 2> "$W/src/$n.err"
     ncu -i "$A/$n.ncu-rep" --page details --csv > "$W/src/$n-details.csv" 2>&1
   done
-  python3 "$X/pair-waits.py" alone="$W/src/alone.csv" own-loads="$W/src/pairs-own-loads.csv" \
+  python3 "$X/pair-waits.py" alone="$W/src/alone.csv" apart="$W/src/pairs-apart.csv" own-loads="$W/src/pairs-own-loads.csv" \
     pair="$W/src/cluster-columns.csv" --top 6 2>&1 | tee -a "$S"
 fi
 if [ -n "${READS:-}" ]; then
