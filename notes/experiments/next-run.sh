@@ -113,8 +113,8 @@ if [ -n "${WAITS:-}" ]; then
   mkdir -p "$W/src"
   for v in alone: pairs-apart:CLUSTER=2 pairs-own-loads:CLUSTER=2 cluster-columns:CLUSTER=2; do
     n=${v%%:*}; d=${v#*:}; kern=""; [ "$n" != alone ] && kern="--kernel $X/$n.patch --define $d"
-    timeout 150 ncu --clock-control none --section SourceCounters --section WarpStateStats \
-      --section SpeedOfLight -k regex:sgemm --launch-count 1 -o "$A/$n" b/examples/tune15 64x4096x4096 fp16-c16 \
+    timeout 150 ncu --clock-control none --section SourceCounters --section WarpStateStats --section SpeedOfLight \
+      --section LaunchStats --section MemoryWorkloadAnalysis -k regex:sgemm --launch-count 1 -o "$A/$n" b/examples/tune15 64x4096x4096 fp16-c16 \
       --only "bm: 64, bn: 32, stages: 16" --rounds 1 $kern > "$W/src/ncu-$n.log" 2>&1
     say "source page $n rc=$? [$(el) s]"
     ncu -i "$A/$n.ncu-rep" --page source --print-source sass --csv > "$W/src/$n.csv" 2> "$W/src/$n.err"

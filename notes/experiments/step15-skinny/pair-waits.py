@@ -5,14 +5,33 @@ notes/step15.md: the samples of all instructions, of the mbarrier waits (a `SYNC
 branch back to it, where a waiting warp's samples land), of the TMA's loads (`UTMALDG`) and of the
 barrier arrivals (`SYNCS.ARRIVE`); then each wait with its executions (a consumer's wait runs in
 four warps, the producer's in one) and the instructions that hold the most samples, with their SASS
-and their first stall reasons.
+and their first stall reasons. Where a page's details page sits beside it (PAGE-details.csv, `--page
+details --csv`), a table of the launch's time, clock, grid and memory throughputs comes first.
 
 usage: pair-waits.py NAME=PAGE.csv [NAME=PAGE.csv ...] [--top N]"""
-import os, sys
+import csv, os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../step14-fp8/source-pages"))  # sp.py
 import sp
 
 KINDS = [("TMA loads", "UTMALDG"), ("barrier arrivals", "SYNCS.ARRIVE")]
+
+
+DETAILS = ["Duration", "SM Frequency", "Elapsed Cycles", "Grid Size", "Cluster Size", "DRAM Throughput",
+           "L2 Cache Throughput", "L2 Hit Rate"]
+
+
+def details(page):
+    """The details page's metrics beside `page` (name -> value with its unit), or None."""
+    path = page[:-4] + "-details.csv" if page.endswith(".csv") else page + "-details.csv"
+    if not os.path.exists(path):
+        return None
+    rows = list(csv.reader(open(path)))
+    col = {h: i for i, h in enumerate(rows[0])}
+    out = {}
+    for r in rows[1:]:
+        if len(r) > col["Metric Value"] and r[col["Metric Name"]] in DETAILS:
+            out.setdefault(r[col["Metric Name"]], f"{r[col['Metric Value']]} {r[col['Metric Unit']]}".strip())
+    return out
 
 
 def waits(rows):
@@ -34,7 +53,15 @@ def main(argv):
         argv = argv[:i] + argv[i + 2:]
     if not argv:
         sys.exit(__doc__)
-    pages = [(a.split("=", 1)[0], sp.load(a.split("=", 1)[1])) for a in argv]
+    given = [a.split("=", 1) for a in argv]
+    pages = [(name, sp.load(page)) for name, page in given]
+    found = [(name, details(page)) for name, page in given]
+    if any(d for _, d in found):
+        print("| variant | " + " | ".join(DETAILS) + " |")
+        print("|---|" + "---:|" * len(DETAILS))
+        for name, d in found:
+            print(f"| {name} | " + " | ".join((d or {}).get(m, "-") for m in DETAILS) + " |")
+        print()
     share = lambda s, total: f"{s:,} ({100 * s / max(total, 1):.1f}%)"
     print("| variant | samples | mbarrier waits | " + " | ".join(name for name, _ in KINDS) + " |")
     print("|---|---:|---:|" + "---:|" * len(KINDS))
