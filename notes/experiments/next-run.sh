@@ -5,7 +5,8 @@
 # again (2048³ and 4096³ run step 12's plan, whose machine code and figures stand). Ran on
 # 2026-12-02 (runs/h200-2026-12-02-1066746-ahead-record): FIRST=1, then the pairs twice; then
 # (runs/h200-2026-12-02-b7cef6f-bf16-plan64-reads) TUNE=1 PLAN64=1 READS=1 with the 19 BF16 pairs
-# left, and the pairs once more: every pair is timed on this kernel.
+# left, and the pairs once more: every pair is timed on this kernel; then PAIRS_WAIT=1
+# (runs/h200-2026-12-02-ae32eb2-pairs-wait). Not run yet: WAITS=1.
 # In commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
 #   FIRST=1 bash notes/experiments/next-run.sh     the step's GPU suite, checks at eight odd shapes,
 #                                                  memcheck, synccheck, racecheck, step 15's
