@@ -9,7 +9,7 @@ and their first stall reasons. Where a page's details page sits beside it (PAGE-
 details --csv`), a table of the launch's time, clock, grid and memory throughputs comes first.
 
 usage: pair-waits.py NAME=PAGE.csv [NAME=PAGE.csv ...] [--top N]"""
-import csv, os, sys
+import os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../step14-fp8/source-pages"))  # sp.py
 import sp
 
@@ -25,13 +25,7 @@ def details(page):
     path = page[:-4] + "-details.csv" if page.endswith(".csv") else page + "-details.csv"
     if not os.path.exists(path):
         return None
-    rows = list(csv.reader(open(path)))
-    col = {h: i for i, h in enumerate(rows[0])}
-    out = {}
-    for r in rows[1:]:
-        if len(r) > col["Metric Value"] and r[col["Metric Name"]] in DETAILS:
-            out.setdefault(r[col["Metric Name"]], f"{r[col['Metric Value']]} {r[col['Metric Unit']]}".strip())
-    return out
+    return {name: f"{value} {unit}".strip() for name, (value, unit) in sp.details(path).items()}
 
 
 def waits(rows):

@@ -29,6 +29,15 @@ def regions(text):
     return [span for span in spans if span[0] != "end"]
 
 
+def details(path):
+    """A details page (`--page details --csv`): metric name -> (value as printed, unit); where a name
+    comes twice, the last row holds."""
+    rows = list(csv.reader(open(path)))
+    col = {h: i for i, h in enumerate(rows[0])}
+    return {r[col["Metric Name"]]: (r[col["Metric Value"]], r[col["Metric Unit"]])
+            for r in rows[1:] if len(r) > col["Metric Value"] and r[col["Metric Name"]]}
+
+
 def load(path):
     rows = list(csv.reader(open(path)))
     hdr = rows[1]

@@ -6,22 +6,20 @@ cycles on one SM = samples * I / (SMs running it * sum over the warpgroup's 4 wa
 I is calibrated so that the working warpgroup's samples cover its SM's active cycles (sm active
 cycles * 132 / 128: four SMs hold no unit/block), for each kernel separately; both give about 2^13.
 usage: cycles64.py [B_SRC C_SRC]"""
-import csv, os, sys
+import os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../step14-fp8/source-pages"))  # sp.py
 import sp
 B = sp.pages(1, sp.PAGES_B)
 C = sp.pages(2, sp.PAGES_C)
 
 def details(path):
+    """The details page's numeric metrics, as numbers."""
     out = {}
-    rows = list(csv.reader(open(path)))
-    col = {h: i for i, h in enumerate(rows[0])}
-    for r in rows[1:]:
-        if r[col["Metric Name"]]:
-            try:
-                out[r[col["Metric Name"]]] = float(r[col["Metric Value"]].replace(",", ""))
-            except ValueError:
-                pass
+    for name, (value, _) in sp.details(path).items():
+        try:
+            out[name] = float(value.replace(",", ""))
+        except ValueError:
+            pass
     return out
 
 def samples(rows, spans, reasons=None):
