@@ -6,7 +6,8 @@
 # 2026-12-02 (runs/h200-2026-12-02-1066746-ahead-record): FIRST=1, then the pairs twice; then
 # (runs/h200-2026-12-02-b7cef6f-bf16-plan64-reads) TUNE=1 PLAN64=1 READS=1 with the 19 BF16 pairs
 # left, and the pairs once more: every pair is timed on this kernel; then PAIRS_WAIT=1
-# (runs/h200-2026-12-02-ae32eb2-pairs-wait). Not run yet: WAITS=1.
+# (runs/h200-2026-12-02-ae32eb2-pairs-wait); then WAITS=1 (runs/h200-2026-12-02-bef0e23-waits). Not
+# run yet: DRAIN=1.
 # In commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
 #   FIRST=1 bash notes/experiments/next-run.sh     the step's GPU suite, checks at eight odd shapes,
 #                                                  memcheck, synccheck, racecheck, step 15's
@@ -38,6 +39,12 @@
 #                                                  tile alone and with pairs-apart, pairs-own-loads
 #                                                  and cluster-columns, read by pair-waits.py
 #                                                  (about 180 s)
+#   DRAIN=1 ...                                    first, "Next: the block's exit after its stores'
+#                                                  reads"'s prediction: `tune15 --beside` with
+#                                                  drain-read.patch on the rule's plan at five
+#                                                  shapes, FP16 with a 16-bit C and BF16, both
+#                                                  timings; then pairs-apart back to back (about
+#                                                  220 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -123,6 +130,21 @@ if [ -n "${WAITS:-}" ]; then
   done
   python3 "$X/pair-waits.py" alone="$W/src/alone.csv" apart="$W/src/pairs-apart.csv" own-loads="$W/src/pairs-own-loads.csv" \
     pair="$W/src/cluster-columns.csv" --top 6 2>&1 | tee -a "$S"
+fi
+if [ -n "${DRAIN:-}" ]; then
+  # The block's exit once its last stores have read their staging buffers, beside the step, on the
+  # rule's plan (named by its ring, the one candidate of that label), both timings; then cuBLAS's
+  # tile in clusters sharing nothing, back to back.
+  for v in 1024x1024x1024:6 64x4096x4096:6 2048x2048x2048:4 128x11008x4096:6 256x11008x4096:4; do
+    sh=${v%%:*}; for p in fp16-c16 bf16; do
+      tune "$sh-drain-$p-one" "$sh" "$p" "the rule's plan, ${v#*:} buffers" 45 --kernel "$X/drain-read.patch"
+      tune "$sh-drain-$p-b2b" "$sh" "$p" "the rule's plan, ${v#*:} buffers" 45 --kernel "$X/drain-read.patch" --back-to-back
+    done
+  done
+  for p in fp16-c16 bf16; do
+    tune "64x4096x4096-pairs-apart-$p-b2b" 64x4096x4096 "$p" "bm: 64, bn: 32, stages: 16" 60 \
+      --kernel "$X/pairs-apart.patch" --define CLUSTER=2 --back-to-back
+  done
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
