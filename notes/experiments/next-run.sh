@@ -6,8 +6,8 @@
 # 2026-12-02 (runs/h200-2026-12-02-1066746-ahead-record): FIRST=1, then the pairs twice; then
 # (runs/h200-2026-12-02-b7cef6f-bf16-plan64-reads) TUNE=1 PLAN64=1 READS=1 with the 19 BF16 pairs
 # left, and the pairs once more: every pair is timed on this kernel; then PAIRS_WAIT=1
-# (runs/h200-2026-12-02-ae32eb2-pairs-wait); then WAITS=1 (runs/h200-2026-12-02-bef0e23-waits). Not
-# run yet: DRAIN=1.
+# (runs/h200-2026-12-02-ae32eb2-pairs-wait); then WAITS=1 (runs/h200-2026-12-02-bef0e23-waits), DRAIN=1
+# (runs/h200-2026-12-02-83d2de4-drain-read). Not run yet: WARM=1.
 # In commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
 #   FIRST=1 bash notes/experiments/next-run.sh     the step's GPU suite, checks at eight odd shapes,
 #                                                  memcheck, synccheck, racecheck, step 15's
@@ -45,6 +45,11 @@
 #                                                  shapes, FP16 with a 16-bit C and BF16, both
 #                                                  timings; then pairs-apart back to back (about
 #                                                  220 s)
+#   WARM=1 ...                                     first, "Next: what a warm L2 gives the clusters"'s
+#                                                  prediction: Nsight Compute's details of the
+#                                                  eleventh launch of cuBLAS's tile alone, apart, in
+#                                                  pairs without the multicast and in pairs, caches
+#                                                  kept, and of cuBLAS's kernel (about 90 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -145,6 +150,33 @@ if [ -n "${DRAIN:-}" ]; then
     tune "64x4096x4096-pairs-apart-$p-b2b" 64x4096x4096 "$p" "bm: 64, bn: 32, stages: 16" 60 \
       --kernel "$X/pairs-apart.patch" --define CLUSTER=2 --back-to-back
   done
+fi
+if [ -n "${WARM:-}" ]; then
+  # cuBLAS's tile at 64 x 4096 x 4096, alone, in clusters sharing nothing, in pairs without the
+  # multicast and in pairs: one launch each under Nsight Compute from the caches the launches before
+  # it left (the eleventh: after the tuner's check and the first of its untimed runs), for L2's hit
+  # rate and the duration where the tuner times them.
+  mkdir -p "$W/warm"
+  for v in alone: pairs-apart:CLUSTER=2 pairs-own-loads:CLUSTER=2 cluster-columns:CLUSTER=2; do
+    n=${v%%:*}; d=${v#*:}; kern=""; [ "$n" != alone ] && kern="--kernel $X/$n.patch --define $d"
+    timeout 120 ncu --clock-control none --cache-control none --section SpeedOfLight --section LaunchStats \
+      --section MemoryWorkloadAnalysis -k regex:sgemm --launch-skip 10 --launch-count 1 -o "$A/warm-$n" \
+      b/examples/tune15 64x4096x4096 fp16-c16 --only "bm: 64, bn: 32, stages: 16" --rounds 1 $kern > "$W/warm/ncu-$n.log" 2>&1
+    say "warm launch $n rc=$? [$(el) s]"
+    ncu -i "$A/warm-$n.ncu-rep" --page details --csv > "$W/warm/$n-details.csv" 2>&1
+  done
+  # cuBLAS's kernel the same way, called by torch.matmul (C^T = B^T A^T as cuBLAS sees it: the same
+  # kernel as the references' cublasGemmEx at this shape).
+  timeout 120 ncu --clock-control none --cache-control none --section SpeedOfLight --section LaunchStats \
+    --section MemoryWorkloadAnalysis -k regex:nvjet --launch-skip 10 --launch-count 1 -o "$A/warm-cublas" python3 -c "
+import torch
+a = torch.randn(64, 4096, device='cuda', dtype=torch.half); b = torch.randn(4096, 4096, device='cuda', dtype=torch.half)
+for _ in range(20): c = torch.matmul(a, b)
+torch.cuda.synchronize()" > "$W/warm/ncu-cublas.log" 2>&1
+  say "warm launch cublas rc=$? [$(el) s]"
+  ncu -i "$A/warm-cublas.ncu-rep" --page details --csv > "$W/warm/cublas-details.csv" 2>&1
+  python3 "$X/pair-waits.py" --details-only cublas="$W/warm/cublas-details.csv" alone="$W/warm/alone-details.csv" apart="$W/warm/pairs-apart-details.csv" \
+    own-loads="$W/warm/pairs-own-loads-details.csv" pair="$W/warm/cluster-columns-details.csv" 2>&1 | tee -a "$S"
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1

@@ -7,8 +7,10 @@ barrier arrivals (`SYNCS.ARRIVE`); then each wait with its executions (a consume
 four warps, the producer's in one) and the instructions that hold the most samples, with their SASS
 and their first stall reasons. Where a page's details page sits beside it (PAGE-details.csv, `--page
 details --csv`), a table of the launch's time, clock, grid and memory throughputs comes first.
+With --details-only, each NAME names a details page itself and only that table is printed.
 
-usage: pair-waits.py NAME=PAGE.csv [NAME=PAGE.csv ...] [--top N]"""
+usage: pair-waits.py NAME=PAGE.csv [NAME=PAGE.csv ...] [--top N]
+       pair-waits.py --details-only NAME=PAGE-details.csv [...]"""
 import os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../step14-fp8/source-pages"))  # sp.py
 import sp
@@ -20,9 +22,9 @@ DETAILS = ["Duration", "SM Frequency", "Elapsed Cycles", "Grid Size", "Cluster S
            "L2 Cache Throughput", "L2 Hit Rate"]
 
 
-def details(page):
-    """The details page's metrics beside `page` (name -> value with its unit), or None."""
-    path = page[:-4] + "-details.csv" if page.endswith(".csv") else page + "-details.csv"
+def details(page, beside=True):
+    """The details page's metrics beside `page` (or `page` itself), name -> value with its unit, or None."""
+    path = page if not beside else page[:-4] + "-details.csv" if page.endswith(".csv") else page + "-details.csv"
     if not os.path.exists(path):
         return None
     return {name: f"{value} {unit}".strip() for name, (value, unit) in sp.details(path).items()}
@@ -45,17 +47,21 @@ def main(argv):
         i = argv.index("--top")
         top = int(argv[i + 1])
         argv = argv[:i] + argv[i + 2:]
+    only = "--details-only" in argv
+    argv = [a for a in argv if a != "--details-only"]
     if not argv:
         sys.exit(__doc__)
     given = [a.split("=", 1) for a in argv]
-    pages = [(name, sp.load(page)) for name, page in given]
-    found = [(name, details(page)) for name, page in given]
+    found = [(name, details(page, beside=not only)) for name, page in given]
     if any(d for _, d in found):
         print("| variant | " + " | ".join(DETAILS) + " |")
         print("|---|" + "---:|" * len(DETAILS))
         for name, d in found:
             print(f"| {name} | " + " | ".join((d or {}).get(m, "-") for m in DETAILS) + " |")
         print()
+    if only:
+        return
+    pages = [(name, sp.load(page)) for name, page in given]
     share = lambda s, total: f"{s:,} ({100 * s / max(total, 1):.1f}%)"
     print("| variant | samples | mbarrier waits | " + " | ".join(name for name, _ in KINDS) + " |")
     print("|---|---:|---:|" + "---:|" * len(KINDS))
