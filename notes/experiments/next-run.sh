@@ -153,15 +153,16 @@ if [ -n "${DRAIN:-}" ]; then
 fi
 if [ -n "${WARM:-}" ]; then
   # cuBLAS's tile at 64 x 4096 x 4096, alone, in clusters sharing nothing, in pairs without the
-  # multicast and in pairs: one launch each under Nsight Compute from the caches the launches before
-  # it left (the eleventh: after the tuner's check and the first of its untimed runs), for L2's hit
-  # rate and the duration where the tuner times them.
+  # multicast and in pairs, and the rule's plan: one launch each under Nsight Compute from the
+  # caches the launches before it left (the eleventh: after the tuner's check and the first of its
+  # untimed runs), for L2's hit rate and the duration where the tuner times them.
   mkdir -p "$W/warm"
-  for v in alone: pairs-apart:CLUSTER=2 pairs-own-loads:CLUSTER=2 cluster-columns:CLUSTER=2; do
-    n=${v%%:*}; d=${v#*:}; kern=""; [ "$n" != alone ] && kern="--kernel $X/$n.patch --define $d"
+  for v in alone: pairs-apart:CLUSTER=2 pairs-own-loads:CLUSTER=2 cluster-columns:CLUSTER=2 rule:; do
+    n=${v%%:*}; d=${v#*:}; kern=""; [ -n "$d" ] && kern="--kernel $X/$n.patch --define $d"
+    only="bm: 64, bn: 32, stages: 16"; [ "$n" = rule ] && only="the rule's plan, 6 buffers"
     timeout 120 ncu --clock-control none --cache-control none --section SpeedOfLight --section LaunchStats \
       --section MemoryWorkloadAnalysis -k regex:sgemm --launch-skip 10 --launch-count 1 -o "$A/warm-$n" \
-      b/examples/tune15 64x4096x4096 fp16-c16 --only "bm: 64, bn: 32, stages: 16" --rounds 1 $kern > "$W/warm/ncu-$n.log" 2>&1
+      b/examples/tune15 64x4096x4096 fp16-c16 --only "$only" --rounds 1 $kern > "$W/warm/ncu-$n.log" 2>&1
     say "warm launch $n rc=$? [$(el) s]"
     ncu -i "$A/warm-$n.ncu-rep" --page details --csv > "$W/warm/$n-details.csv" 2>&1
   done
@@ -176,7 +177,8 @@ torch.cuda.synchronize()" > "$W/warm/ncu-cublas.log" 2>&1
   say "warm launch cublas rc=$? [$(el) s]"
   ncu -i "$A/warm-cublas.ncu-rep" --page details --csv > "$W/warm/cublas-details.csv" 2>&1
   python3 "$X/pair-waits.py" --details-only cublas="$W/warm/cublas-details.csv" alone="$W/warm/alone-details.csv" apart="$W/warm/pairs-apart-details.csv" \
-    own-loads="$W/warm/pairs-own-loads-details.csv" pair="$W/warm/cluster-columns-details.csv" 2>&1 | tee -a "$S"
+    own-loads="$W/warm/pairs-own-loads-details.csv" pair="$W/warm/cluster-columns-details.csv" \
+    "the rule's plan"="$W/warm/rule-details.csv" 2>&1 | tee -a "$S"
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
