@@ -7,7 +7,8 @@
 # (runs/h200-2026-12-02-b7cef6f-bf16-plan64-reads) TUNE=1 PLAN64=1 READS=1 with the 19 BF16 pairs
 # left, and the pairs once more: every pair is timed on this kernel; then PAIRS_WAIT=1
 # (runs/h200-2026-12-02-ae32eb2-pairs-wait); then WAITS=1 (runs/h200-2026-12-02-bef0e23-waits), DRAIN=1
-# (runs/h200-2026-12-02-83d2de4-drain-read), WARM=1 (runs/h200-2026-12-02-78cd6f4-warm).
+# (runs/h200-2026-12-02-83d2de4-drain-read), WARM=1 (runs/h200-2026-12-02-78cd6f4-warm). Not run yet:
+# MASKS=1.
 # In commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
 #   FIRST=1 bash notes/experiments/next-run.sh     the step's GPU suite, checks at eight odd shapes,
 #                                                  memcheck, synccheck, racecheck, step 15's
@@ -50,6 +51,10 @@
 #                                                  eleventh launch of cuBLAS's tile alone, apart, in
 #                                                  pairs without the multicast and in pairs, caches
 #                                                  kept, and of cuBLAS's kernel (about 90 s)
+#   MASKS=1 ...                                    first, "Next: the multicast's instruction, or its
+#                                                  delivery"'s prediction: `tune15 --beside` with
+#                                                  pairs-masks.patch (PAIR_MASK=1, 2) on cuBLAS's
+#                                                  tile at 64 x 4096 x 4096 (about 60 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -179,6 +184,14 @@ torch.cuda.synchronize()" > "$W/warm/ncu-cublas.log" 2>&1
   python3 "$X/pair-waits.py" --details-only cublas="$W/warm/cublas-details.csv" alone="$W/warm/alone-details.csv" apart="$W/warm/pairs-apart-details.csv" \
     own-loads="$W/warm/pairs-own-loads-details.csv" pair="$W/warm/cluster-columns-details.csv" \
     "the rule's plan"="$W/warm/rule-details.csv" 2>&1 | tee -a "$S"
+fi
+if [ -n "${MASKS:-}" ]; then
+  # cuBLAS's tile at 64 x 4096 x 4096 in pairs with the hand-back shared, each block's B^T loaded by
+  # the multicast's instruction with one block in its mask: its own, then its peer's; beside the step.
+  for m in 1 2; do for p in fp16-c16 bf16; do
+    tune "64x4096x4096-pairs-masks$m-$p" 64x4096x4096 "$p" "bm: 64, bn: 32, stages: 16" 60 \
+      --kernel "$X/pairs-masks.patch" --define CLUSTER=2 --define PAIR_MASK=$m
+  done; done
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
