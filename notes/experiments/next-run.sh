@@ -7,8 +7,8 @@
 # (runs/h200-2026-12-02-b7cef6f-bf16-plan64-reads) TUNE=1 PLAN64=1 READS=1 with the 19 BF16 pairs
 # left, and the pairs once more: every pair is timed on this kernel; then PAIRS_WAIT=1
 # (runs/h200-2026-12-02-ae32eb2-pairs-wait); then WAITS=1 (runs/h200-2026-12-02-bef0e23-waits), DRAIN=1
-# (runs/h200-2026-12-02-83d2de4-drain-read), WARM=1 (runs/h200-2026-12-02-78cd6f4-warm). Not run yet:
-# MASKS=1.
+# (runs/h200-2026-12-02-83d2de4-drain-read), WARM=1 (runs/h200-2026-12-02-78cd6f4-warm), MASKS=1
+# (runs/h200-2026-12-02-e6a9ece-masks).
 # In commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
 #   FIRST=1 bash notes/experiments/next-run.sh     the step's GPU suite, checks at eight odd shapes,
 #                                                  memcheck, synccheck, racecheck, step 15's
