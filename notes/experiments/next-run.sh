@@ -8,7 +8,7 @@
 # left, and the pairs once more: every pair is timed on this kernel; then PAIRS_WAIT=1
 # (runs/h200-2026-12-02-ae32eb2-pairs-wait); then WAITS=1 (runs/h200-2026-12-02-bef0e23-waits), DRAIN=1
 # (runs/h200-2026-12-02-83d2de4-drain-read), WARM=1 (runs/h200-2026-12-02-78cd6f4-warm), MASKS=1
-# (runs/h200-2026-12-02-e6a9ece-masks).
+# (runs/h200-2026-12-02-e6a9ece-masks). Not run yet: RINGS=1.
 # In commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
 #   FIRST=1 bash notes/experiments/next-run.sh     the step's GPU suite, checks at eight odd shapes,
 #                                                  memcheck, synccheck, racecheck, step 15's
@@ -55,6 +55,11 @@
 #                                                  delivery"'s prediction: `tune15 --beside` with
 #                                                  pairs-masks.patch (PAIR_MASK=1, 2) on cuBLAS's
 #                                                  tile at 64 x 4096 x 4096 (about 60 s)
+#   RINGS=1 ...                                    first, "Next: the FP32 C's ring after the hand-back
+#                                                  first"'s prediction: `tune15 --only` 5, 6 and 8
+#                                                  buffers at 64 x 4096 x 4096 (FP16, BF16), 64 x
+#                                                  11008 x 4096 and 32 x 4096 x 4096 (BF16), FP32 C,
+#                                                  both timings (about 200 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -192,6 +197,16 @@ if [ -n "${MASKS:-}" ]; then
     tune "64x4096x4096-pairs-masks$m-$p" 64x4096x4096 "$p" "bm: 64, bn: 32, stages: 16" 60 \
       --kernel "$X/pairs-masks.patch" --define CLUSTER=2 --define PAIR_MASK=$m
   done; done
+fi
+if [ -n "${RINGS:-}" ]; then
+  # The rule's plan with 5, 6 and 8 buffers where the narrow tile is 32 or 64 wide and C is FP32,
+  # one at a time and back to back (no experiment: the step's own candidates).
+  for v in 64x4096x4096:fp16 64x4096x4096:bf16 64x11008x4096:bf16 32x4096x4096:bf16; do
+    sh=${v%%:*}; p=${v#*:}
+    for how in one b2b; do b=""; [ $how = b2b ] && b=--back-to-back
+      tune "$sh-rings-$p-$how" "$sh" "$p" "the rule's plan, 5 buffers|the rule's plan, 6 buffers|the rule's plan, 8 buffers" 60 $b
+    done
+  done
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
