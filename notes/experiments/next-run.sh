@@ -90,11 +90,13 @@ shapes=$shapes,1024
 all=""
 for p in fp16 bf16; do for s in ${shapes//,/ }; do all="$all $( [[ $s == *x* ]] && echo "$s" || echo "${s}x${s}x${s}"):$p"; done; done
 X=$R/notes/experiments/step15-skinny
-# tune NAME SHAPE PRECISION ONLY LIMIT ARGS...: tune15 with ARGS' experiment beside the step, two
-# rounds in turns; the table in OUT/w/tune/NAME.md, the precision's rows in the summary.
+# tune NAME SHAPE PRECISION ONLY LIMIT ARGS...: tune15 with ARGS' experiment beside the step (or,
+# without --kernel in ARGS, the step's own candidates), two rounds in turns; the table in
+# OUT/w/tune/NAME.md, the precision's rows in the summary.
 tune() {
-  local name=$1 sh=$2 p=$3 only=$4 limit=$5; shift 5; mkdir -p "$W/tune"
-  timeout "$limit" b/examples/tune15 "$sh" "$p" --only "$only" --beside --rounds 2 "$@" > "$W/tune/$name.md" 2>&1
+  local name=$1 sh=$2 p=$3 only=$4 limit=$5 beside=""; shift 5; mkdir -p "$W/tune"
+  [[ " $* " == *" --kernel "* ]] && beside=--beside
+  timeout "$limit" b/examples/tune15 "$sh" "$p" --only "$only" $beside --rounds 2 "$@" > "$W/tune/$name.md" 2>&1
   say "tune15 $name rc=$? [$(el) s]"; grep -E "^\| $p \|" "$W/tune/$name.md" | tee -a "$S"
 }
 if [ -n "${TUNE:-}" ]; then
