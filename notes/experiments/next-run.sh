@@ -8,7 +8,8 @@
 # left, and the pairs once more: every pair is timed on this kernel; then PAIRS_WAIT=1
 # (runs/h200-2026-12-02-ae32eb2-pairs-wait); then WAITS=1 (runs/h200-2026-12-02-bef0e23-waits), DRAIN=1
 # (runs/h200-2026-12-02-83d2de4-drain-read), WARM=1 (runs/h200-2026-12-02-78cd6f4-warm), MASKS=1
-# (runs/h200-2026-12-02-e6a9ece-masks), RINGS=1 (runs/h200-2026-12-02-5ecf5f0-rings).
+# (runs/h200-2026-12-02-e6a9ece-masks), RINGS=1 (runs/h200-2026-12-02-5ecf5f0-rings). Not run
+# yet: FORWARD=1.
 # In commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
 #   FIRST=1 bash notes/experiments/next-run.sh     the step's GPU suite, checks at eight odd shapes,
 #                                                  memcheck, synccheck, racecheck, step 15's
@@ -60,6 +61,10 @@
 #                                                  buffers at 64 x 4096 x 4096 (FP16, BF16), 64 x
 #                                                  11008 x 4096 and 32 x 4096 x 4096 (BF16), FP32 C,
 #                                                  both timings (about 200 s)
+#   FORWARD=1 ...                                  first, "Next: B^T shared through distributed shared
+#                                                  memory"'s prediction: `tune15 --beside` with
+#                                                  pairs-forward.patch on cuBLAS's tiles at 64 x
+#                                                  4096 x 4096 and 1024³ (about 60 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -207,6 +212,16 @@ if [ -n "${RINGS:-}" ]; then
     sh=${v%%:*}; p=${v#*:}
     for how in one b2b; do b=""; [ $how = b2b ] && b=--back-to-back
       tune "$sh-rings-$p-$how" "$sh" "$p" "the rule's plan, 5 buffers|the rule's plan, 6 buffers|the rule's plan, 8 buffers" 60 $b
+    done
+  done
+fi
+if [ -n "${FORWARD:-}" ]; then
+  # B^T's pieces shared in pairs through distributed shared memory (pairs-forward.patch), beside the
+  # step, on cuBLAS's tiles at 64 x 4096 x 4096 and at 1024³.
+  for v in 64x4096x4096:"bm: 64, bn: 32, stages: 16" 1024x1024x1024:"bm: 128, bn: 64"; do
+    sh=${v%%:*}; for p in fp16-c16 bf16; do
+      tune "$sh-pairs-forward-$p" "$sh" "$p" "${v#*:}" 60 --kernel "$X/pairs-forward.patch" --define CLUSTER=2 \
+        --define B_BOX_ROWS=32
     done
   done
 fi
