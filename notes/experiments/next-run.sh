@@ -9,7 +9,7 @@
 # (runs/h200-2026-12-02-ae32eb2-pairs-wait); then WAITS=1 (runs/h200-2026-12-02-bef0e23-waits), DRAIN=1
 # (runs/h200-2026-12-02-83d2de4-drain-read), WARM=1 (runs/h200-2026-12-02-78cd6f4-warm), MASKS=1
 # (runs/h200-2026-12-02-e6a9ece-masks), RINGS=1 (runs/h200-2026-12-02-5ecf5f0-rings),
-# FORWARD=1 (runs/h200-2026-12-02-42bc878-forward).
+# FORWARD=1 (runs/h200-2026-12-02-42bc878-forward). Not run yet: RATE=1.
 # In commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
 #   FIRST=1 bash notes/experiments/next-run.sh     the step's GPU suite, checks at eight odd shapes,
 #                                                  memcheck, synccheck, racecheck, step 15's
@@ -65,6 +65,11 @@
 #                                                  memory"'s prediction: `tune15 --beside` with
 #                                                  pairs-forward.patch on cuBLAS's tiles at 64 x
 #                                                  4096 x 4096 and 1024³ (about 60 s)
+#   RATE=1 ...                                     first, "Next: the multicast's rate"'s prediction:
+#                                                  `tune15 --beside` with cluster-columns.patch
+#                                                  (8 and 4 buffers; B's L2 promotion 0 and 128)
+#                                                  and cluster-pieces.patch (16- and 8-row pieces)
+#                                                  at 64 x 4096 x 4096 (about 60 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -223,6 +228,20 @@ if [ -n "${FORWARD:-}" ]; then
       tune "$sh-pairs-forward-$p" "$sh" "$p" "${v#*:}" 60 --kernel "$X/pairs-forward.patch" --define CLUSTER=2 \
         --define B_BOX_ROWS=32
     done
+  done
+fi
+if [ -n "${RATE:-}" ]; then
+  # The pair on cuBLAS's tile at 64 x 4096 x 4096, FP16 with a 16-bit C, beside the step: the
+  # multicast of one box with 8 and 4 buffers, with B's L2 promotion at 0 and 128 bytes, and in
+  # pieces of 16 and 8 rows dealt out in turn.
+  o="bm: 64, bn: 32, stages: 16"
+  for d in STAGES=8 STAGES=4 B_PROMOTION=0 B_PROMOTION=128; do
+    tune "64x4096x4096-rate-columns-$d" 64x4096x4096 fp16-c16 "$o" 40 --kernel "$X/cluster-columns.patch" \
+      --define CLUSTER=2 --define "$d"
+  done
+  for r in 16 8; do
+    tune "64x4096x4096-rate-pieces-$r" 64x4096x4096 fp16-c16 "$o" 40 --kernel "$X/cluster-pieces.patch" \
+      --define CLUSTER=2 --define B_BOX_ROWS=$r
   done
 fi
 if [ -n "${READS:-}" ]; then
