@@ -9,7 +9,8 @@
 # (runs/h200-2026-12-02-ae32eb2-pairs-wait); then WAITS=1 (runs/h200-2026-12-02-bef0e23-waits), DRAIN=1
 # (runs/h200-2026-12-02-83d2de4-drain-read), WARM=1 (runs/h200-2026-12-02-78cd6f4-warm), MASKS=1
 # (runs/h200-2026-12-02-e6a9ece-masks), RINGS=1 (runs/h200-2026-12-02-5ecf5f0-rings),
-# FORWARD=1 (runs/h200-2026-12-02-42bc878-forward). Not run yet: RATE=1.
+# FORWARD=1 (runs/h200-2026-12-02-42bc878-forward). RATE=1
+# (runs/h200-2026-12-02-1fcb61f-rate). Not run yet: THREED=1.
 # In commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
 #   FIRST=1 bash notes/experiments/next-run.sh     the step's GPU suite, checks at eight odd shapes,
 #                                                  memcheck, synccheck, racecheck, step 15's
@@ -70,6 +71,10 @@
 #                                                  (8 and 4 buffers; B's L2 promotion 0 and 128)
 #                                                  and cluster-pieces.patch (16- and 8-row pieces)
 #                                                  at 64 x 4096 x 4096 (about 60 s)
+#   THREED=1 ...                                   first, "Next: B^T through a three-dimensional
+#                                                  map"'s prediction: `tune15 --beside` with
+#                                                  pairs-3d.patch (B_MAP_3D=1) alone and in pairs at
+#                                                  64 x 4096 x 4096 and at 1024³ (about 50 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -243,6 +248,18 @@ if [ -n "${RATE:-}" ]; then
     tune "64x4096x4096-rate-pieces-$r" 64x4096x4096 fp16-c16 "$o" 40 --kernel "$X/cluster-pieces.patch" \
       --define CLUSTER=2 --define B_BOX_ROWS=$r
   done
+fi
+if [ -n "${THREED:-}" ]; then
+  # B^T through a three-dimensional tensor map (pairs-3d.patch, B_MAP_3D=1), beside the step: the
+  # tile alone, the pair with one box, the pair in 32-row pieces at 64 x 4096 x 4096, and cuBLAS's
+  # plan at 1024³ in 32-row pieces. (The bundle must be of a commit whose host knows B_MAP_3D.)
+  o="bm: 64, bn: 32, stages: 16"
+  for d in CLUSTER=1 CLUSTER=2 CLUSTER=2,B_BOX_ROWS=32; do
+    defs=(); for x in ${d//,/ }; do defs+=(--define "$x"); done
+    tune "64x4096x4096-3d-${d//,/-}" 64x4096x4096 fp16-c16 "$o" 40 --kernel "$X/pairs-3d.patch" --define B_MAP_3D=1 "${defs[@]}"
+  done
+  tune "1024x1024x1024-3d-pieces" 1024x1024x1024 fp16-c16 "bm: 128, bn: 64" 40 --kernel "$X/pairs-3d.patch" \
+    --define B_MAP_3D=1 --define CLUSTER=2 --define B_BOX_ROWS=32
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1

@@ -185,7 +185,10 @@ fn promotion(call: &HostCall<'_>, name: &str) -> Result<usize> {
 /// them (n columns, swizzled across their 2n or 4n bytes; n rows of K, two K-tiles in one box:
 /// `notes/experiments/step15-skinny/tall-boxes.patch`); or, stored K-major (FP8, N x K), boxes of
 /// BK x 64 rows of N. A miss brings 256 bytes into L2, or the launch's `B_PROMOTION` bytes (step
-/// 15's rule gives 128 where B streams; an experiment's `--define B_PROMOTION=n`).
+/// 15's rule gives 128 where B streams; an experiment's `--define B_PROMOTION=n`). An experiment's
+/// `--define B_MAP_3D=1` describes N-major B in three dimensions instead (a box's columns, the boxes
+/// along N, K), as cuBLAS's kernels load it: the same boxes, asked for with three coordinates
+/// (`notes/experiments/step15-skinny/pairs-3d.patch`).
 pub fn b_map(call: &mut HostCall<'_>, bk: usize) -> Result<TensorMap> {
     let Shape { n, k, .. } = call.gemm.shape;
     let p = call.precision;
@@ -194,9 +197,32 @@ pub fn b_map(call: &mut HostCall<'_>, bk: usize) -> Result<TensorMap> {
     let box_cols = call.launch.value("B_BOX_COLS").map_or(128 / p.input().bytes(), |c| c.max(0) as usize);
     let box_rows = box_rows(call, "B_BOX_ROWS", bk)?;
     let promotion = promotion(call, "B_PROMOTION")?;
-    let key = vec![1, b, n as u64, k as u64, box_rows as u64, p.code() as u64, box_cols as u64, promotion as u64];
-    let boxes = if p.b_k_major() { [bk, 64] } else { [box_cols, box_rows] };
-    call.workspace.tensor_map(key, || input_map(p, b, &[cols, rows], &[pitch], &boxes, promotion))
+    let three = call.launch.value("B_MAP_3D") == Some(1) && !p.b_k_major();
+    if three && (box_cols == 0 || cols % box_cols != 0) {
+        return Err(crate::Error::BadInput(format!(
+            "B_MAP_3D=1: N = {cols} is not a multiple of the box's {box_cols}"
+        )));
+    }
+    let key = vec![
+        1,
+        b,
+        n as u64,
+        k as u64,
+        box_rows as u64,
+        p.code() as u64,
+        box_cols as u64,
+        promotion as u64,
+        three as u64,
+    ];
+    call.workspace.tensor_map(key, || {
+        if three {
+            let (dims, boxes) = ([box_cols, cols / box_cols, rows], [box_cols, 1, box_rows]);
+            input_map(p, b, &dims, &[box_cols * p.input().bytes(), pitch], &boxes, promotion)
+        } else {
+            let boxes = if p.b_k_major() { [bk, 64] } else { [box_cols, box_rows] };
+            input_map(p, b, &[cols, rows], &[pitch], &boxes, promotion)
+        }
+    })
 }
 
 /// C's tensor map as steps 12-15 store it, boxes of 128 bytes x `rows` rows (64; step 15's
