@@ -10,7 +10,8 @@
 # (runs/h200-2026-12-02-83d2de4-drain-read), WARM=1 (runs/h200-2026-12-02-78cd6f4-warm), MASKS=1
 # (runs/h200-2026-12-02-e6a9ece-masks), RINGS=1 (runs/h200-2026-12-02-5ecf5f0-rings),
 # FORWARD=1 (runs/h200-2026-12-02-42bc878-forward). RATE=1
-# (runs/h200-2026-12-02-1fcb61f-rate), THREED=1 (runs/h200-2026-12-02-349f343-3d).
+# (runs/h200-2026-12-02-1fcb61f-rate), THREED=1 (runs/h200-2026-12-02-349f343-3d). Not
+# run yet: AFTER=1.
 # In commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
 #   FIRST=1 bash notes/experiments/next-run.sh     the step's GPU suite, checks at eight odd shapes,
 #                                                  memcheck, synccheck, racecheck, step 15's
@@ -75,6 +76,10 @@
 #                                                  map"'s prediction: `tune15 --beside` with
 #                                                  pairs-3d.patch (B_MAP_3D=1) alone and in pairs at
 #                                                  64 x 4096 x 4096 and at 1024³ (about 50 s)
+#   AFTER=1 ...                                    first, "Next: the producer's arrival after its
+#                                                  loads"'s prediction: `tune15 --beside` with
+#                                                  expect-after.patch in pairs at 64 x 4096 x 4096
+#                                                  and 1024³ (about 40 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -260,6 +265,16 @@ if [ -n "${THREED:-}" ]; then
   done
   tune "1024x1024x1024-3d-pieces" 1024x1024x1024 fp16-c16 "bm: 128, bn: 64" 40 --kernel "$X/pairs-3d.patch" \
     --define B_MAP_3D=1 --define CLUSTER=2 --define B_BOX_ROWS=32
+fi
+if [ -n "${AFTER:-}" ]; then
+  # The producer's arrival with its bytes after its loads (expect-after.patch), in pairs, beside the
+  # step: one box, 32-row pieces at 64 x 4096 x 4096, and 32-row pieces on cuBLAS's plan at 1024³.
+  o="bm: 64, bn: 32, stages: 16"
+  tune "64x4096x4096-after-box" 64x4096x4096 fp16-c16 "$o" 40 --kernel "$X/expect-after.patch" --define CLUSTER=2
+  tune "64x4096x4096-after-pieces" 64x4096x4096 fp16-c16 "$o" 40 --kernel "$X/expect-after.patch" --define CLUSTER=2 \
+    --define B_BOX_ROWS=32
+  tune "1024x1024x1024-after-pieces" 1024x1024x1024 fp16-c16 "bm: 128, bn: 64" 40 --kernel "$X/expect-after.patch" \
+    --define CLUSTER=2 --define B_BOX_ROWS=32
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
