@@ -10,8 +10,8 @@
 # (runs/h200-2026-12-02-83d2de4-drain-read), WARM=1 (runs/h200-2026-12-02-78cd6f4-warm), MASKS=1
 # (runs/h200-2026-12-02-e6a9ece-masks), RINGS=1 (runs/h200-2026-12-02-5ecf5f0-rings),
 # FORWARD=1 (runs/h200-2026-12-02-42bc878-forward). RATE=1
-# (runs/h200-2026-12-02-1fcb61f-rate), THREED=1 (runs/h200-2026-12-02-349f343-3d). Not
-# run yet: AFTER=1.
+# (runs/h200-2026-12-02-1fcb61f-rate), THREED=1 (runs/h200-2026-12-02-349f343-3d),
+# AFTER=1 (runs/h200-2026-12-02-c782652-after).
 # In commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
 #   FIRST=1 bash notes/experiments/next-run.sh     the step's GPU suite, checks at eight odd shapes,
 #                                                  memcheck, synccheck, racecheck, step 15's
