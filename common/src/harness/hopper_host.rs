@@ -198,11 +198,7 @@ pub fn b_map(call: &mut HostCall<'_>, bk: usize) -> Result<TensorMap> {
     let box_rows = box_rows(call, "B_BOX_ROWS", bk)?;
     let promotion = promotion(call, "B_PROMOTION")?;
     let three = call.launch.value("B_MAP_3D") == Some(1) && !p.b_k_major();
-    if three && (box_cols == 0 || cols % box_cols != 0) {
-        return Err(crate::Error::BadInput(format!(
-            "B_MAP_3D=1: N = {cols} is not a multiple of the box's {box_cols}"
-        )));
-    }
+    let (dims, pitches, boxes) = b_layout(p, (rows, cols, pitch), bk, (box_cols, box_rows), three)?;
     let key = vec![
         1,
         b,
@@ -214,15 +210,35 @@ pub fn b_map(call: &mut HostCall<'_>, bk: usize) -> Result<TensorMap> {
         promotion as u64,
         three as u64,
     ];
-    call.workspace.tensor_map(key, || {
-        if three {
-            let (dims, boxes) = ([box_cols, cols / box_cols, rows], [box_cols, 1, box_rows]);
-            input_map(p, b, &dims, &[box_cols * p.input().bytes(), pitch], &boxes, promotion)
-        } else {
-            let boxes = if p.b_k_major() { [bk, 64] } else { [box_cols, box_rows] };
-            input_map(p, b, &[cols, rows], &[pitch], &boxes, promotion)
-        }
-    })
+    call.workspace.tensor_map(key, || input_map(p, b, &dims, &pitches, &boxes, promotion))
+}
+
+/// A tensor map's dimensions, the pitches of all but the first, and its boxes.
+type Layout = (Vec<usize>, Vec<usize>, Vec<usize>);
+
+/// B's map as [`Layout`]: (`rows`, `cols`, `pitch`) as stored, BK x 64 boxes where B is K-major,
+/// else boxes of `boxes` (columns, rows); with `three`, N-major B as a box's columns, the boxes
+/// along N, and K, which needs N to be a multiple of a box's columns.
+fn b_layout(
+    p: Precision,
+    stored: (usize, usize, usize),
+    bk: usize,
+    boxes: (usize, usize),
+    three: bool,
+) -> Result<Layout> {
+    let ((rows, cols, pitch), (box_cols, box_rows)) = (stored, boxes);
+    if p.b_k_major() {
+        return Ok((vec![cols, rows], vec![pitch], vec![bk, 64]));
+    }
+    if !three {
+        return Ok((vec![cols, rows], vec![pitch], vec![box_cols, box_rows]));
+    }
+    if box_cols == 0 || cols % box_cols != 0 {
+        return Err(crate::Error::BadInput(format!(
+            "B_MAP_3D=1: N = {cols} is not a multiple of the box's {box_cols}"
+        )));
+    }
+    Ok((vec![box_cols, cols / box_cols, rows], vec![box_cols * p.input().bytes(), pitch], vec![box_cols, 1, box_rows]))
 }
 
 /// C's tensor map as steps 12-15 store it, boxes of 128 bytes x `rows` rows (64; step 15's
@@ -360,6 +376,19 @@ mod tests {
         let t = HopperTiles { bm: 128, bn: 128, stages: 5, cluster: 2, group: 8 };
         assert_eq!(t.following(&[("BM", 192), ("STAGES", 3), ("CARRY", 1)]), HopperTiles { bm: 192, stages: 3, ..t });
         assert_eq!(t.following(&[("GROUP", -1), ("C_BOX_ROWS", 16)]), t);
+    }
+
+    /// B's map in two dimensions as stored, or (an experiment's B_MAP_3D) in three with the same
+    /// boxes, refused where N is not a whole number of boxes; K-major FP8 keeps its BK x 64 boxes.
+    #[test]
+    fn b_maps_in_two_or_three_dimensions() {
+        let (p, stored) = (Precision::F16, (4096, 11008, 22016));
+        assert_eq!(b_layout(p, stored, 64, (64, 32), false).unwrap(), (vec![11008, 4096], vec![22016], vec![64, 32]));
+        let three = b_layout(p, stored, 64, (64, 32), true).unwrap();
+        assert_eq!(three, (vec![64, 172, 4096], vec![128, 22016], vec![64, 1, 32]));
+        assert!(b_layout(p, (4096, 11000, 22000), 64, (64, 32), true).is_err());
+        let fp8 = b_layout(Precision::Fp8, (11008, 4096, 4096), 128, (128, 128), true).unwrap();
+        assert_eq!(fp8, (vec![4096, 11008], vec![4096], vec![128, 64]));
     }
 
     /// GRID_CLUSTERS only ever lowers the count, and a nonsense cap still leaves one cluster.
