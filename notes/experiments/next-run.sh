@@ -11,7 +11,7 @@
 # (runs/h200-2026-12-02-e6a9ece-masks), RINGS=1 (runs/h200-2026-12-02-5ecf5f0-rings),
 # FORWARD=1 (runs/h200-2026-12-02-42bc878-forward). RATE=1
 # (runs/h200-2026-12-02-1fcb61f-rate), THREED=1 (runs/h200-2026-12-02-349f343-3d),
-# AFTER=1 (runs/h200-2026-12-02-c782652-after).
+# AFTER=1 (runs/h200-2026-12-02-c782652-after). Not run yet: RETUNE=1.
 # In commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
 #   FIRST=1 bash notes/experiments/next-run.sh     the step's GPU suite, checks at eight odd shapes,
 #                                                  memcheck, synccheck, racecheck, step 15's
@@ -80,6 +80,11 @@
 #                                                  loads"'s prediction: `tune15 --beside` with
 #                                                  expect-after.patch in pairs at 64 x 4096 x 4096
 #                                                  and 1024³ (about 40 s)
+#   RETUNE=1 ...                                   first, "Next: the other plans at the widest gaps,
+#                                                  on today's kernel"'s prediction: `tune15 --rounds
+#                                                  2` with the tuner's plans at 1024³ and 64 x 4096
+#                                                  x 4096, two precisions, both timings (about 500
+#                                                  s; LIMIT=590)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -275,6 +280,15 @@ if [ -n "${AFTER:-}" ]; then
     --define B_BOX_ROWS=32
   tune "1024x1024x1024-after-pieces" 1024x1024x1024 fp16-c16 "bm: 128, bn: 64" 40 --kernel "$X/expect-after.patch" \
     --define CLUSTER=2 --define B_BOX_ROWS=32
+fi
+if [ -n "${RETUNE:-}" ]; then
+  # The tuner's other plans (every narrow tile and row count, no split-K, 128 rows in twice the
+  # slices) beside the rule's at the two widest gaps left, on the kernel with the hand-back first:
+  # 1024³ and 64 x 4096 x 4096, FP16 with a 16-bit C and BF16 with an FP32 C, both timings.
+  for sh in 1024x1024x1024 64x4096x4096; do for p in fp16-c16 bf16; do for how in one b2b; do
+    b=""; [ $how = b2b ] && b=--back-to-back
+    tune "$sh-retune-$p-$how" "$sh" "$p" "Swapped|no split-K|128 rows|the rule's plan, 6 buffers" 120 $b
+  done; done; done
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
