@@ -194,25 +194,28 @@ if [ -n "${WARM:-}" ]; then
   # caches the launches before it left (the eleventh: after the tuner's check and the first of its
   # untimed runs), for L2's hit rate and the duration where the tuner times them.
   mkdir -p "$W/warm"
+  # warm NAME KERNEL COMMAND...: the eleventh launch of the kernels named KERNEL that COMMAND makes,
+  # caches kept, and its details page as OUT/w/warm/NAME-details.csv.
+  warm() {
+    local n=$1 k=$2; shift 2
+    timeout 120 ncu --clock-control none --cache-control none --section SpeedOfLight --section LaunchStats \
+      --section MemoryWorkloadAnalysis -k "regex:$k" --launch-skip 10 --launch-count 1 -o "$A/warm-$n" "$@" \
+      > "$W/warm/ncu-$n.log" 2>&1
+    say "warm launch $n rc=$? [$(el) s]"
+    ncu -i "$A/warm-$n.ncu-rep" --page details --csv > "$W/warm/$n-details.csv" 2>&1
+  }
   for v in alone: pairs-apart:CLUSTER=2 pairs-own-loads:CLUSTER=2 cluster-columns:CLUSTER=2 rule:; do
     n=${v%%:*}; d=${v#*:}; kern=""; [ -n "$d" ] && kern="--kernel $X/$n.patch --define $d"
     only="bm: 64, bn: 32, stages: 16"; [ "$n" = rule ] && only="the rule's plan, 6 buffers"
-    timeout 120 ncu --clock-control none --cache-control none --section SpeedOfLight --section LaunchStats \
-      --section MemoryWorkloadAnalysis -k regex:sgemm --launch-skip 10 --launch-count 1 -o "$A/warm-$n" \
-      b/examples/tune15 64x4096x4096 fp16-c16 --only "$only" --rounds 1 $kern > "$W/warm/ncu-$n.log" 2>&1
-    say "warm launch $n rc=$? [$(el) s]"
-    ncu -i "$A/warm-$n.ncu-rep" --page details --csv > "$W/warm/$n-details.csv" 2>&1
+    warm "$n" sgemm b/examples/tune15 64x4096x4096 fp16-c16 --only "$only" --rounds 1 $kern
   done
   # cuBLAS's kernel the same way, called by torch.matmul (C^T = B^T A^T as cuBLAS sees it: the same
   # kernel as the references' cublasGemmEx at this shape).
-  timeout 120 ncu --clock-control none --cache-control none --section SpeedOfLight --section LaunchStats \
-    --section MemoryWorkloadAnalysis -k regex:nvjet --launch-skip 10 --launch-count 1 -o "$A/warm-cublas" python3 -c "
+  warm cublas nvjet python3 -c "
 import torch
 a = torch.randn(64, 4096, device='cuda', dtype=torch.half); b = torch.randn(4096, 4096, device='cuda', dtype=torch.half)
 for _ in range(20): c = torch.matmul(a, b)
-torch.cuda.synchronize()" > "$W/warm/ncu-cublas.log" 2>&1
-  say "warm launch cublas rc=$? [$(el) s]"
-  ncu -i "$A/warm-cublas.ncu-rep" --page details --csv > "$W/warm/cublas-details.csv" 2>&1
+torch.cuda.synchronize()"
   python3 "$X/pair-waits.py" --details-only cublas="$W/warm/cublas-details.csv" alone="$W/warm/alone-details.csv" apart="$W/warm/pairs-apart-details.csv" \
     own-loads="$W/warm/pairs-own-loads-details.csv" pair="$W/warm/cluster-columns-details.csv" \
     "the rule's plan"="$W/warm/rule-details.csv" 2>&1 | tee -a "$S"

@@ -197,7 +197,7 @@ pub fn b_map(call: &mut HostCall<'_>, bk: usize) -> Result<TensorMap> {
     let box_cols = call.launch.value("B_BOX_COLS").map_or(128 / p.input().bytes(), |c| c.max(0) as usize);
     let box_rows = box_rows(call, "B_BOX_ROWS", bk)?;
     let promotion = promotion(call, "B_PROMOTION")?;
-    let three = call.launch.value("B_MAP_3D") == Some(1) && !p.b_k_major();
+    let three = call.launch.value("B_MAP_3D") == Some(1);
     let (dims, pitches, boxes) = b_layout(p, (rows, cols, pitch), bk, (box_cols, box_rows), three)?;
     let key = vec![
         1,
