@@ -11,7 +11,7 @@
 # (runs/h200-2026-12-02-e6a9ece-masks), RINGS=1 (runs/h200-2026-12-02-5ecf5f0-rings),
 # FORWARD=1 (runs/h200-2026-12-02-42bc878-forward). RATE=1
 # (runs/h200-2026-12-02-1fcb61f-rate), THREED=1 (runs/h200-2026-12-02-349f343-3d),
-# AFTER=1 (runs/h200-2026-12-02-c782652-after). Not run yet: RETUNE=1.
+# AFTER=1 (runs/h200-2026-12-02-c782652-after), RETUNE=1 (runs/h200-2026-12-02-f750310-retune).
 # In commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
 #   FIRST=1 bash notes/experiments/next-run.sh     the step's GPU suite, checks at eight odd shapes,
 #                                                  memcheck, synccheck, racecheck, step 15's
