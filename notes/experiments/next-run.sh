@@ -85,6 +85,11 @@
 #                                                  2` with the tuner's plans at 1024³ and 64 x 4096
 #                                                  x 4096, two precisions, both timings (about 500
 #                                                  s; LIMIT=590)
+#   PLACE=1 ...                                    first, "Next: which SMs read a tile together"'s
+#                                                  prediction: `tune15 --beside` with place.patch's
+#                                                  four placements at 1024³ and 64 x 4096 x 4096,
+#                                                  then L2's sectors under Nsight Compute (about
+#                                                  400 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -292,6 +297,31 @@ if [ -n "${RETUNE:-}" ]; then
     b=""; [ $how = b2b ] && b=--back-to-back
     tune "$sh-retune-$p-$how" "$sh" "$p" "Swapped|no split-K|128 rows|the rule's plan, 6 buffers" 120 $b
   done; done; done
+fi
+if [ -n "${PLACE:-}" ]; then
+  # Each block's units by the SM it runs on (place.patch), beside the step, on the rule's plan:
+  # the four placements one at a time, three back to back; then one launch each of the step and
+  # of placements 1 and 3 at 1024³ under Nsight Compute with the caches the launches before left,
+  # for L2's sectors against the bytes into the SMs; and whether this Nsight Compute counts L2's
+  # request coalescer apart.
+  for sh in 1024x1024x1024 64x4096x4096; do
+    for k in 1 2 3 4; do
+      tune "$sh-place$k-one" "$sh" fp16-c16 "the rule's plan, 6 buffers" 45 --kernel "$X/place.patch" --define PLACE=$k
+    done
+    for k in 1 3 4; do
+      tune "$sh-place$k-b2b" "$sh" fp16-c16 "the rule's plan, 6 buffers" 45 --kernel "$X/place.patch" --define PLACE=$k \
+        --back-to-back
+    done
+  done
+  mkdir -p "$W/place"
+  for k in 0 1 3; do
+    timeout 90 ncu --clock-control none --cache-control none -k regex:sgemm --launch-skip 10 --launch-count 1 \
+      --metrics gpu__time_duration.sum,lts__t_sectors_srcunit_tex.sum,l1tex__m_xbar2l1tex_read_bytes.sum,lts__t_sectors_srcunit_tex_op_read.sum \
+      --csv b/examples/tune15 1024x1024x1024 fp16-c16 --only "the rule's plan, 6 buffers" --rounds 1 \
+      --kernel "$X/place.patch" --define PLACE=$k > "$W/place/ncu-place$k.csv" 2> "$W/place/ncu-place$k.err"
+    say "ncu place$k rc=$? [$(el) s]"; grep -E "gpu__time|lts__t_sectors|xbar2l1tex" "$W/place/ncu-place$k.csv" | tee -a "$S"
+  done
+  ncu --query-metrics --chip gh100 2> /dev/null | grep -i -E "^lrc|coalesc" | head -20 | tee -a "$S"
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
