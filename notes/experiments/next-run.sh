@@ -90,6 +90,11 @@
 #                                                  four placements at 1024³ and 64 x 4096 x 4096,
 #                                                  then L2's sectors under Nsight Compute (about
 #                                                  400 s)
+#   PLACE2=1 ...                                   first, "Next: the placements at more shapes, with
+#                                                  controls"'s prediction: place.patch's controls
+#                                                  (0, 5) at 1024³, placements 1 and 2 at six more
+#                                                  shapes and in BF16, then L2's coalescer under
+#                                                  Nsight Compute (about 400 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -322,6 +327,44 @@ if [ -n "${PLACE:-}" ]; then
     say "ncu place$k rc=$? [$(el) s]"; grep -E "gpu__time|lts__t_sectors|xbar2l1tex" "$W/place/ncu-place$k.csv" | tee -a "$S"
   done
   ncu --query-metrics --chip gh100 2> /dev/null | grep -i -E "^lrc|coalesc" | head -20 | tee -a "$S"
+fi
+if [ -n "${PLACE2:-}" ]; then
+  # place.patch's controls at 1024³ (the patch with the step's mapping; the step's placement read
+  # through %smid), then placements 1 (both timings) and 2 (one at a time) at six more shapes
+  # (FP16, 16-bit C) and 1 at the first run's two shapes in BF16 with an FP32 C; all on the rule's
+  # plan (six buffers at every one of these shapes), beside the step.
+  o="the rule's plan, 6 buffers"; P=$X/place.patch
+  tune "1024x1024x1024-place0-one" 1024x1024x1024 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=0
+  tune "1024x1024x1024-place5-one" 1024x1024x1024 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=5
+  tune "1024x1024x1024-place5-b2b" 1024x1024x1024 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=5 --back-to-back
+  for sh in 16x4096x4096 32x4096x4096 128x4096x4096 256x4096x4096 64x11008x4096 128x11008x4096; do
+    tune "$sh-place1-one" "$sh" fp16-c16 "$o" 45 --kernel "$P" --define PLACE=1
+    tune "$sh-place1-b2b" "$sh" fp16-c16 "$o" 45 --kernel "$P" --define PLACE=1 --back-to-back
+    tune "$sh-place2-one" "$sh" fp16-c16 "$o" 45 --kernel "$P" --define PLACE=2
+  done
+  for sh in 1024x1024x1024 64x4096x4096; do
+    tune "$sh-place1-bf16-one" "$sh" bf16 "$o" 45 --kernel "$P" --define PLACE=1
+    tune "$sh-place1-bf16-b2b" "$sh" bf16 "$o" 45 --kernel "$P" --define PLACE=1 --back-to-back
+  done
+  # L2's coalescer, one launch each with the caches the launches before left: the step's mapping
+  # and placements 1 and 3 at 1024³, 0 and 1 at 64 x 4096 x 4096, and cuBLAS's kernel at 1024³.
+  mkdir -p "$W/place"
+  m=gpu__time_duration.sum,lts__t_sectors_srcunit_tex.sum,l1tex__m_xbar2l1tex_read_bytes.sum
+  m=$m,lrc__average_xbar2gpc_sectors_op_read,lrc__lrc2xbar_sectors_op_read.sum,lrc__lrc2xbar_sectors_op_read_coalescing_achieved.sum
+  for v in 1024x1024x1024:0 1024x1024x1024:1 1024x1024x1024:3 64x4096x4096:0 64x4096x4096:1; do
+    sh=${v%%:*}; k=${v#*:}
+    timeout 90 ncu --clock-control none --cache-control none -k regex:sgemm --launch-skip 10 --launch-count 1 --metrics "$m" \
+      --csv b/examples/tune15 "$sh" fp16-c16 --only "$o" --rounds 1 --kernel "$P" --define PLACE=$k \
+      > "$W/place/lrc-$sh-place$k.csv" 2> "$W/place/lrc-$sh-place$k.err"
+    say "ncu $sh place$k rc=$? [$(el) s]"; grep -E "gpu__time|lts__t_sectors|lrc__" "$W/place/lrc-$sh-place$k.csv" | cut -d, -f13- | tee -a "$S"
+  done
+  timeout 90 ncu --clock-control none --cache-control none -k regex:nvjet --launch-skip 10 --launch-count 1 --metrics "$m" --csv \
+    python3 -c "
+import torch
+a = torch.randn(1024, 1024, device='cuda', dtype=torch.half); b = torch.randn(1024, 1024, device='cuda', dtype=torch.half)
+for _ in range(20): c = torch.matmul(a, b)
+torch.cuda.synchronize()" > "$W/place/lrc-cublas-1024.csv" 2> "$W/place/lrc-cublas-1024.err"
+  say "ncu cublas 1024 rc=$? [$(el) s]"; grep -E "gpu__time|lts__t_sectors|lrc__" "$W/place/lrc-cublas-1024.csv" | cut -d, -f5,13- | tee -a "$S"
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
