@@ -95,13 +95,17 @@
 #                                                  (0, 5) at 1024³, placements 1 and 2 at six more
 #                                                  shapes and in BF16, then L2's coalescer under
 #                                                  Nsight Compute (about 400 s)
+#   PLACE3=1 ...                                   first, "Next: the control again, and the step's
+#                                                  placement today"'s prediction: timeline15 at
+#                                                  1024³ one at a time, place.patch's control (5)
+#                                                  and placement 1 again (about 150 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
 #                                                  Compute (cluster-reads-table.py; about 100 s)
 # Built beside the source tree (release binaries):
 #   cargo xtask bundle --out .gpu/b
-#   tar czf .gpu/adopt.tgz -C .gpu/b ./run.sh ./bin ./tests/step15-skinny-gpu ./examples/tune15
+#   tar czf .gpu/adopt.tgz -C .gpu/b ./run.sh ./bin ./tests/step15-skinny-gpu ./examples/tune15 ./examples/timeline15
 #   git rev-parse --short HEAD > .gpu/bundle-commit
 # and run from the repository root with .gpu/adopt.tgz and .gpu/bundle-commit carried. Join what
 # comes back with `cargo xtask sweep --take`, `cargo xtask references --take` (scripts/record.sh's
@@ -365,6 +369,33 @@ a = torch.randn(1024, 1024, device='cuda', dtype=torch.half); b = torch.randn(10
 for _ in range(20): c = torch.matmul(a, b)
 torch.cuda.synchronize()" > "$W/place/lrc-cublas-1024.csv" 2> "$W/place/lrc-cublas-1024.err"
   say "ncu cublas 1024 rc=$? [$(el) s]"; grep -E "gpu__time|lts__t_sectors|lrc__" "$W/place/lrc-cublas-1024.csv" | cut -d, -f5,13- | tee -a "$S"
+fi
+if [ -n "${PLACE3:-}" ]; then
+  # Where the GPU places the step's blocks one launch at a time today (timeline.patch: every block's
+  # SM, 20 launches), then place.patch's control (each SM the unit of the block placed there on
+  # 2026-12-01) and placement 1 again, beside the step.
+  o="the rule's plan, 6 buffers"; P=$X/place.patch; mkdir -p "$W/place"
+  timeout 60 b/examples/timeline15 1024x1024x1024 fp16-c16 --kernel "$X/timeline.patch" --define PDL=1 \
+    --out "$W/place/timeline-1024-one-at-a-time.csv" > "$W/place/timeline-1024-one-at-a-time.md" 2>&1
+  say "timeline 1024 rc=$? [$(el) s]"
+  python3 - "$W/place/timeline-1024-one-at-a-time.csv" <<'PY' 2>&1 | tee -a "$S"
+import csv, sys
+usual = [4, 16, 5, 17, 6, 18, 7, 19, 8, 20, 9, 21, 10, 22, 11, 23, 24, 32, 25, 33, 26, 34, 27, 35, 28, 36, 29, 37, 30, 38,
+         31, 39, 40, 48, 41, 49, 42, 50, 43, 51, 44, 52, 45, 53, 46, 54, 47, 55, 56, 64, 57, 65, 58, 66, 59, 67, 60, 68, 61,
+         69, 62, 70, 63, 71, 72, 79, 73, 80, 74, 81, 75, 82, 76, 83, 77, 84, 78, 85, 86, 93, 87, 94, 88, 95, 89, 96, 90, 97,
+         91, 98, 92, 99, 100, 107, 101, 108, 102, 109, 103, 110, 104, 111, 105, 112, 106, 113, 114, 121, 115, 122, 116, 123,
+         117, 124, 118, 125, 119, 126, 120, 127, 128, 130, 129, 131, 0, 12, 1, 13, 2, 14, 3, 15]
+launches = {}
+for r in csv.DictReader(open(sys.argv[1])):
+    launches.setdefault(r["launch"], {})[int(r["sm"])] = int(r["block"])
+maps = {tuple(m.get(s, -1) for s in range(132)) for m in launches.values()}
+same = sum(1 for m in maps if list(m) == usual)
+print(f"timeline: {len(launches)} launches, {len(maps)} placements, {same} of them PLACE=5's table")
+PY
+  tune "1024x1024x1024-place5c-one" 1024x1024x1024 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=5
+  tune "1024x1024x1024-place5c-b2b" 1024x1024x1024 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=5 --back-to-back
+  tune "1024x1024x1024-place1-again" 1024x1024x1024 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=1
+  tune "64x4096x4096-place1-again" 64x4096x4096 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=1
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
