@@ -99,6 +99,10 @@
 #                                                  placement today"'s prediction: timeline15 at
 #                                                  1024³ one at a time, place.patch's control (5)
 #                                                  and placement 1 again (about 150 s)
+#   GROUPS=1 ...                                   first, "Next: the tiles' order by groups of
+#                                                  rows"'s prediction: GROUP 4 and 16 beside the
+#                                                  step's 8 at 1024³ and 256 x 4096 x 4096, each in
+#                                                  two processes (about 150 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -396,6 +400,17 @@ PY
   tune "1024x1024x1024-place5c-b2b" 1024x1024x1024 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=5 --back-to-back
   tune "1024x1024x1024-place1-again" 1024x1024x1024 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=1
   tune "64x4096x4096-place1-again" 64x4096x4096 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=1
+fi
+if [ -n "${GROUPS:-}" ]; then
+  # The order of the tiles in groups of 4 and 16 rows of N beside the step's 8 (place.patch with the
+  # step's own mapping, PLACE=0), FP16 with a 16-bit C, each comparison in two processes.
+  o="the rule's plan, 6 buffers"; P=$X/place.patch
+  for g in 4 16; do for i in 1 2; do
+    tune "1024x1024x1024-group$g-one-$i" 1024x1024x1024 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=0 --define GROUP=$g
+    tune "1024x1024x1024-group$g-b2b-$i" 1024x1024x1024 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=0 --define GROUP=$g \
+      --back-to-back
+    tune "256x4096x4096-group$g-one-$i" 256x4096x4096 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=0 --define GROUP=$g
+  done; done
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
