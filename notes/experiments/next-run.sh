@@ -103,6 +103,10 @@
 #                                                  rows"'s prediction: GROUP 4 and 16 beside the
 #                                                  step's 8 at 1024³ and 256 x 4096 x 4096, each in
 #                                                  two processes (about 150 s)
+#   GROUP16=1 ...                                  first, "Next: the record with groups of 16 at
+#                                                  1024³"'s prediction: the suite, memcheck, the
+#                                                  old order beside the rule at 1024³, the sweep
+#                                                  and the references there (about 350 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -411,6 +415,23 @@ if [ -n "${GROUPS:-}" ]; then
       --back-to-back
     tune "256x4096x4096-group$g-one-$i" 256x4096x4096 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=0 --define GROUP=$g
   done; done
+fi
+if [ -n "${GROUP16:-}" ]; then
+  # The rule with groups of 16 at 1024³ (a bundle of a commit with lib.rs's `group`): the step's
+  # suite, memcheck at an odd shape it changes, the old order (place.patch, GROUP=8) beside it in two
+  # precisions and both timings; then record.sh's sweep of 1024³ and its references (below).
+  f=$W/suite.log
+  timeout 150 b/tests/step15-skinny-gpu > "$f" 2>&1
+  say "| step15-skinny-gpu | rc=$? | $(grep -E '^test result' "$f" | tail -1) | $(el) s |"
+  o="the rule's plan, 6 buffers"; P=$X/place.patch
+  for p in fp16-c16 bf16; do
+    tune "1024x1024x1024-old-order-$p-one" 1024x1024x1024 "$p" "$o" 45 --kernel "$P" --define PLACE=0 --define GROUP=8
+    tune "1024x1024x1024-old-order-$p-b2b" 1024x1024x1024 "$p" "$o" 45 --kernel "$P" --define PLACE=0 --define GROUP=8 \
+      --back-to-back
+  done
+  SANITIZE="memcheck:fp16-c16:999x1023x1001"
+  export SANITIZE SWEEP_STEPS=15 SWEEP_SHAPES=1024
+  PAIRS=${PAIRS:-1024x1024x1024:fp16 1024x1024x1024:bf16}
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
