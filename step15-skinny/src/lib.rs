@@ -51,6 +51,17 @@ pub fn plan(s: &Shape) -> Plan {
     Plan::Swapped { bm, bn, stages: deepest_ring(bm, bn).min(most) }
 }
 
+/// The height of the groups in which step 11's order walks the tiles (`GROUP`): 16 where a column of
+/// tiles (the rows of N, `s.n / bm`) numbers more than 8 and at most 16, so that one group is a
+/// whole column and the units that share a tile of A run on consecutive blocks, which the GPU
+/// places side by side; else step 12's 8 (with 8 rows or fewer, 8 and 16 give the same order). At
+/// 1024³ 16 was 2-3 points of cuBLAS faster one at a time and 3.7 back to back, in two processes,
+/// where at 256 x 4096 x 4096 (64 rows) it lost 1.5-2 (`notes/step15.md`, "The tiles' order by
+/// groups of rows, measured").
+pub fn group(s: &Shape, bm: usize) -> usize {
+    if (9..=16).contains(&s.n.div_ceil(bm)) { 16 } else { 8 }
+}
+
 /// The deepest ring, as a table by K: the most buffers of the first row whose K is at least the
 /// shape's. Shallower than what fits: 6 buffers beat the deepest ring by 2.5-8 points of cuBLAS at
 /// M <= 64 x 11008 x 4096, and 8 beat 6 where K = 11008 (`tune15 --only "rule's plan"`;
@@ -157,7 +168,7 @@ pub fn launch_plan(s: &Shape, p: Precision, t: SkinnyTiles, plan: Plan) -> Launc
     let launch = match plan {
         Plan::Swapped { bm, bn, stages } if t.swap => {
             let skew = if t.spread { skew(plan) } else { 0 };
-            let t = HopperTiles { bm, bn, stages, cluster: 1, ..t.step12 };
+            let t = HopperTiles { bm, bn, stages, cluster: 1, group: group(s, bm) };
             let consumers = t.bm / 64;
             let product = Shape::new(s.n, s.m, s.k);
             let staging = consumers * 2 * CHUNK_BYTES;
@@ -266,6 +277,23 @@ mod tests {
     /// for the launch before it (without the wait the host launches it plainly); step 12's plan is
     /// not (above). Not the kernel in a student's handout (its root holds `.handout`): there it is a
     /// skeleton.
+    /// Groups of 16 rows of tiles where a column has 9 to 16 of them (1024³), else step 12's 8: the
+    /// decode shapes (64 rows or more) and the smaller cubes keep the order they were recorded with.
+    #[test]
+    fn a_column_of_9_to_16_tiles_is_one_group() {
+        let group_of = |s: &Shape| match plan(s) {
+            Plan::Swapped { bm, .. } => group(s, bm),
+            Plan::Step12 => 0,
+        };
+        assert_eq!(group_of(&Shape::cube(1024)), 16);
+        for s in [Shape::cube(512), Shape::cube(128), Shape::new(256, 4096, 4096), Shape::new(64, 11008, 4096)] {
+            assert_eq!(group_of(&s), 8, "{s}");
+        }
+        let p = Precision::F16C16;
+        assert_eq!(launch_with(&Shape::cube(1024), p, tiles(p)).value("GROUP"), Some(16));
+        assert_eq!(launch_with(&Shape::new(16, 4096, 4096), p, tiles(p)).value("GROUP"), Some(8));
+    }
+
     #[test]
     fn every_small_launch_is_dependent_and_the_kernel_waits() {
         for s in
