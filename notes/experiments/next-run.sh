@@ -11,7 +11,10 @@
 # (runs/h200-2026-12-02-e6a9ece-masks), RINGS=1 (runs/h200-2026-12-02-5ecf5f0-rings),
 # FORWARD=1 (runs/h200-2026-12-02-42bc878-forward). RATE=1
 # (runs/h200-2026-12-02-1fcb61f-rate), THREED=1 (runs/h200-2026-12-02-349f343-3d),
-# AFTER=1 (runs/h200-2026-12-02-c782652-after), RETUNE=1 (runs/h200-2026-12-02-f750310-retune).
+# AFTER=1 (runs/h200-2026-12-02-c782652-after), RETUNE=1 (runs/h200-2026-12-02-f750310-retune), PLACE=1
+# (runs/h200-2026-12-02-1919453-place), PLACE2=1 (runs/h200-2026-12-02-0e447b5-place-more), PLACE3=1
+# (runs/h200-2026-12-02-f23fe3c-place-control), ORDERS=1 (as GROUPS=1: runs/h200-2026-12-02-140f12f-groups),
+# GROUP16=1 (runs/h200-2026-12-02-bf9724a-group16-record).
 # In commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
 #   FIRST=1 bash notes/experiments/next-run.sh     the step's GPU suite, checks at eight odd shapes,
 #                                                  memcheck, synccheck, racecheck, step 15's
@@ -99,7 +102,7 @@
 #                                                  placement today"'s prediction: timeline15 at
 #                                                  1024³ one at a time, place.patch's control (5)
 #                                                  and placement 1 again (about 150 s)
-#   GROUPS=1 ...                                   first, "Next: the tiles' order by groups of
+#   ORDERS=1 ...                                   first, "Next: the tiles' order by groups of
 #                                                  rows"'s prediction: GROUP 4 and 16 beside the
 #                                                  step's 8 at 1024³ and 256 x 4096 x 4096, each in
 #                                                  two processes (about 150 s)
@@ -405,7 +408,7 @@ PY
   tune "1024x1024x1024-place1-again" 1024x1024x1024 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=1
   tune "64x4096x4096-place1-again" 64x4096x4096 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=1
 fi
-if [ -n "${GROUPS:-}" ]; then
+if [ -n "${ORDERS:-}" ]; then
   # The order of the tiles in groups of 4 and 16 rows of N beside the step's 8 (place.patch with the
   # step's own mapping, PLACE=0), FP16 with a 16-bit C, each comparison in two processes.
   o="the rule's plan, 6 buffers"; P=$X/place.patch
