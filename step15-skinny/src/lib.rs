@@ -273,10 +273,6 @@ mod tests {
         assert_eq!(plan(&Shape::new(200, 100, 64)), Plan::Step12);
     }
 
-    /// Every launch of a small shape's plan is a programmatic dependent one, and the kernel waits
-    /// for the launch before it (without the wait the host launches it plainly); step 12's plan is
-    /// not (above). Not the kernel in a student's handout (its root holds `.handout`): there it is a
-    /// skeleton.
     /// Groups of 16 rows of tiles where a column has 9 to 16 of them (1024³), else step 12's 8: the
     /// decode shapes (64 rows or more) and the smaller cubes keep the order they were recorded with.
     #[test]
@@ -294,6 +290,10 @@ mod tests {
         assert_eq!(launch_with(&Shape::new(16, 4096, 4096), p, tiles(p)).value("GROUP"), Some(8));
     }
 
+    /// Every launch of a small shape's plan is a programmatic dependent one, and the kernel waits
+    /// for the launch before it (without the wait the host launches it plainly); step 12's plan is
+    /// not (above). Not the kernel in a student's handout (its root holds `.handout`): there it is a
+    /// skeleton.
     #[test]
     fn every_small_launch_is_dependent_and_the_kernel_waits() {
         for s in
