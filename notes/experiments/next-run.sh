@@ -110,6 +110,11 @@
 #                                                  1024³"'s prediction: the suite, memcheck, the
 #                                                  old order beside the rule at 1024³, the sweep
 #                                                  and the references there (about 350 s)
+#   ORDERS2=1 ...                                  first, "Next: groups of 16 at the other shapes
+#                                                  they reach"'s prediction: the old order beside
+#                                                  the rule at 512 x 1024 x 1024 and 200 x 1024 x
+#                                                  4096, then step 15's reference graded (about
+#                                                  150 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -435,6 +440,19 @@ if [ -n "${GROUP16:-}" ]; then
   SANITIZE="memcheck:fp16-c16:999x1023x1001"
   export SANITIZE SWEEP_STEPS=15 SWEEP_SHAPES=1024
   PAIRS=${PAIRS:-1024x1024x1024:fp16 1024x1024x1024:bf16}
+fi
+if [ -n "${ORDERS2:-}" ]; then
+  # The old order (groups of 8: place.patch, PLACE=0, GROUP=8) beside the rule's groups of 16 at two
+  # more shapes with 16 rows of tiles, FP16 with a 16-bit C and BF16 with an FP32 C, both timings
+  # (the rule's plan is six buffers at both); then the reference graded with the example hidden cases.
+  o="the rule's plan, 6 buffers"; P=$X/place.patch
+  for sh in 512x1024x1024 200x1024x4096; do for p in fp16-c16 bf16; do
+    tune "$sh-old-order-$p-one" "$sh" "$p" "$o" 45 --kernel "$P" --define PLACE=0 --define GROUP=8
+    tune "$sh-old-order-$p-b2b" "$sh" "$p" "$o" 45 --kernel "$P" --define PLACE=0 --define GROUP=8 --back-to-back
+  done; done
+  timeout 150 b/bin/grader grade --hidden "$R/labs/hidden-example.txt" --json "$W/grade.json" --staff "$W/grade.staff.txt" \
+    -- 15 "$R/step15-skinny/src/kernel.cu" > "$W/grade.log" 2>&1
+  say "grader: step 15's reference rc=$? $(grep -iE 'total' "$W/grade.log" | tail -1) [$(el) s]"
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
