@@ -154,6 +154,21 @@ tune() {
   timeout "$limit" b/examples/tune15 "$sh" "$p" --only "$only" $beside --rounds 2 "$@" > "$W/tune/$name.md" 2>&1
   say "tune15 $name rc=$? [$(el) s]"; grep -E "^\| $p \|" "$W/tune/$name.md" | tee -a "$S"
 }
+# counted OUT KERNEL METRICS COMMAND...: the eleventh launch of the kernels named KERNEL that COMMAND
+# makes (after the tuner's check and the first of its untimed runs), under Nsight Compute with the
+# caches the launches before it left, METRICS as CSV in OUT.csv and its errors in OUT.err.
+counted() {
+  local out=$1 k=$2 m=$3; shift 3
+  timeout 90 ncu --clock-control none --cache-control none -k "regex:$k" --launch-skip 10 --launch-count 1 \
+    --metrics "$m" --csv "$@" > "$out.csv" 2> "$out.err"
+}
+# torch_mm M K N: a Python program that multiplies an M x K by a K x N FP16 matrix with torch.matmul
+# twenty times (cuBLAS's kernel for C^T = B^T A^T, as the references' cublasGemmEx calls it).
+torch_mm() {
+  printf '%s\n' "import torch" \
+    "a = torch.randn($1, $2, device='cuda', dtype=torch.half); b = torch.randn($2, $3, device='cuda', dtype=torch.half)" \
+    "for _ in range(20): c = torch.matmul(a, b)" "torch.cuda.synchronize()"
+}
 if [ -n "${TUNE:-}" ]; then
   # The step (the hand-back first) and the loop of before in turns, in one process.
   for p in fp16 fp16-c16; do
@@ -239,13 +254,8 @@ if [ -n "${WARM:-}" ]; then
     only="bm: 64, bn: 32, stages: 16"; [ "$n" = rule ] && only="the rule's plan, 6 buffers"
     warm "$n" sgemm b/examples/tune15 64x4096x4096 fp16-c16 --only "$only" --rounds 1 $kern
   done
-  # cuBLAS's kernel the same way, called by torch.matmul (C^T = B^T A^T as cuBLAS sees it: the same
-  # kernel as the references' cublasGemmEx at this shape).
-  warm cublas nvjet python3 -c "
-import torch
-a = torch.randn(64, 4096, device='cuda', dtype=torch.half); b = torch.randn(4096, 4096, device='cuda', dtype=torch.half)
-for _ in range(20): c = torch.matmul(a, b)
-torch.cuda.synchronize()"
+  # cuBLAS's kernel the same way, called by torch.matmul.
+  warm cublas nvjet python3 -c "$(torch_mm 64 4096 4096)"
   python3 "$X/pair-waits.py" --details-only cublas="$W/warm/cublas-details.csv" alone="$W/warm/alone-details.csv" apart="$W/warm/pairs-apart-details.csv" \
     own-loads="$W/warm/pairs-own-loads-details.csv" pair="$W/warm/cluster-columns-details.csv" \
     "the rule's plan"="$W/warm/rule-details.csv" 2>&1 | tee -a "$S"
@@ -339,11 +349,10 @@ if [ -n "${PLACE:-}" ]; then
     done
   done
   mkdir -p "$W/place"
+  m=gpu__time_duration.sum,lts__t_sectors_srcunit_tex.sum,l1tex__m_xbar2l1tex_read_bytes.sum,lts__t_sectors_srcunit_tex_op_read.sum
   for k in 0 1 3; do
-    timeout 90 ncu --clock-control none --cache-control none -k regex:sgemm --launch-skip 10 --launch-count 1 \
-      --metrics gpu__time_duration.sum,lts__t_sectors_srcunit_tex.sum,l1tex__m_xbar2l1tex_read_bytes.sum,lts__t_sectors_srcunit_tex_op_read.sum \
-      --csv b/examples/tune15 1024x1024x1024 fp16-c16 --only "the rule's plan, 6 buffers" --rounds 1 \
-      --kernel "$X/place.patch" --define PLACE=$k > "$W/place/ncu-place$k.csv" 2> "$W/place/ncu-place$k.err"
+    counted "$W/place/ncu-place$k" sgemm "$m" b/examples/tune15 1024x1024x1024 fp16-c16 --only "the rule's plan, 6 buffers" \
+      --rounds 1 --kernel "$X/place.patch" --define PLACE=$k
     say "ncu place$k rc=$? [$(el) s]"; grep -E "gpu__time|lts__t_sectors|xbar2l1tex" "$W/place/ncu-place$k.csv" | tee -a "$S"
   done
   ncu --query-metrics --chip gh100 2> /dev/null | grep -i -E "^lrc|coalesc" | head -20 | tee -a "$S"
@@ -373,17 +382,11 @@ if [ -n "${PLACE2:-}" ]; then
   m=$m,lrc__average_xbar2gpc_sectors_op_read,lrc__lrc2xbar_sectors_op_read.sum,lrc__lrc2xbar_sectors_op_read_coalescing_achieved.sum
   for v in 1024x1024x1024:0 1024x1024x1024:1 1024x1024x1024:3 64x4096x4096:0 64x4096x4096:1; do
     sh=${v%%:*}; k=${v#*:}
-    timeout 90 ncu --clock-control none --cache-control none -k regex:sgemm --launch-skip 10 --launch-count 1 --metrics "$m" \
-      --csv b/examples/tune15 "$sh" fp16-c16 --only "$o" --rounds 1 --kernel "$P" --define PLACE=$k \
-      > "$W/place/lrc-$sh-place$k.csv" 2> "$W/place/lrc-$sh-place$k.err"
+    counted "$W/place/lrc-$sh-place$k" sgemm "$m" b/examples/tune15 "$sh" fp16-c16 --only "$o" --rounds 1 --kernel "$P" \
+      --define PLACE=$k
     say "ncu $sh place$k rc=$? [$(el) s]"; grep -E "gpu__time|lts__t_sectors|lrc__" "$W/place/lrc-$sh-place$k.csv" | cut -d, -f13- | tee -a "$S"
   done
-  timeout 90 ncu --clock-control none --cache-control none -k regex:nvjet --launch-skip 10 --launch-count 1 --metrics "$m" --csv \
-    python3 -c "
-import torch
-a = torch.randn(1024, 1024, device='cuda', dtype=torch.half); b = torch.randn(1024, 1024, device='cuda', dtype=torch.half)
-for _ in range(20): c = torch.matmul(a, b)
-torch.cuda.synchronize()" > "$W/place/lrc-cublas-1024.csv" 2> "$W/place/lrc-cublas-1024.err"
+  counted "$W/place/lrc-cublas-1024" nvjet "$m" python3 -c "$(torch_mm 1024 1024 1024)"
   say "ncu cublas 1024 rc=$? [$(el) s]"; grep -E "gpu__time|lts__t_sectors|lrc__" "$W/place/lrc-cublas-1024.csv" | cut -d, -f5,13- | tee -a "$S"
 fi
 if [ -n "${PLACE3:-}" ]; then
@@ -394,13 +397,11 @@ if [ -n "${PLACE3:-}" ]; then
   timeout 60 b/examples/timeline15 1024x1024x1024 fp16-c16 --kernel "$X/timeline.patch" --define PDL=1 \
     --out "$W/place/timeline-1024-one-at-a-time.csv" > "$W/place/timeline-1024-one-at-a-time.md" 2>&1
   say "timeline 1024 rc=$? [$(el) s]"
-  python3 - "$W/place/timeline-1024-one-at-a-time.csv" <<'PY' 2>&1 | tee -a "$S"
-import csv, sys
-usual = [4, 16, 5, 17, 6, 18, 7, 19, 8, 20, 9, 21, 10, 22, 11, 23, 24, 32, 25, 33, 26, 34, 27, 35, 28, 36, 29, 37, 30, 38,
-         31, 39, 40, 48, 41, 49, 42, 50, 43, 51, 44, 52, 45, 53, 46, 54, 47, 55, 56, 64, 57, 65, 58, 66, 59, 67, 60, 68, 61,
-         69, 62, 70, 63, 71, 72, 79, 73, 80, 74, 81, 75, 82, 76, 83, 77, 84, 78, 85, 86, 93, 87, 94, 88, 95, 89, 96, 90, 97,
-         91, 98, 92, 99, 100, 107, 101, 108, 102, 109, 103, 110, 104, 111, 105, 112, 106, 113, 114, 121, 115, 122, 116, 123,
-         117, 124, 118, 125, 119, 126, 120, 127, 128, 130, 129, 131, 0, 12, 1, 13, 2, 14, 3, 15]
+  python3 - "$W/place/timeline-1024-one-at-a-time.csv" "$P" <<'PY' 2>&1 | tee -a "$S"
+import csv, re, sys
+# PLACE=5's table, as place.patch's constant array holds it.
+body = open(sys.argv[2]).read().split("place_usual[132] = {", 1)[1].split("}", 1)[0]
+usual = [int(x) for x in re.findall(r"\d+", body)]
 launches = {}
 for r in csv.DictReader(open(sys.argv[1])):
     launches.setdefault(r["launch"], {})[int(r["sm"])] = int(r["block"])
