@@ -115,6 +115,11 @@
 #                                                  the rule at 512 x 1024 x 1024 and 200 x 1024 x
 #                                                  4096, then step 15's reference graded (about
 #                                                  150 s)
+#   ROUND=1 ...                                    first, "Next: a block's last tile through its
+#                                                  ring"'s prediction: one-round.patch beside the
+#                                                  step at 2048³ in the four precisions, both
+#                                                  timings; the patch's checks and sanitizers
+#                                                  (about 300 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -454,6 +459,21 @@ if [ -n "${ORDERS2:-}" ]; then
   timeout 150 b/bin/grader grade --hidden "$R/labs/hidden-example.txt" --json "$W/grade.json" --staff "$W/grade.staff.txt" \
     -- 15 "$R/step15-skinny/src/kernel.cu" > "$W/grade.log" 2>&1
   say "grader: step 15's reference rc=$? $(grep -iE 'total' "$W/grade.log" | tail -1) [$(el) s]"
+fi
+if [ -n "${ROUND:-}" ]; then
+  # Step 12's plan with a block's last tile of C stored in one round through the ring
+  # (one-round.patch, ONE_ROUND=1) beside the step at 2048³, one tile a block, both timings; then
+  # the step binary with the patch at odd shapes of step 12's plan (one tile a block; several, the
+  # last wave shared along K; beta 0.5) and two sanitizers, in record.sh.
+  P=$X/one-round.patch
+  for p in fp16 fp16-c16 bf16 bf16-c16; do
+    tune "2048-one-round-$p-one" 2048x2048x2048 "$p" "the rule's plan, 4 buffers" 45 --kernel "$P" --define ONE_ROUND=1
+    tune "2048-one-round-$p-b2b" 2048x2048x2048 "$p" "the rule's plan, 4 buffers" 45 --kernel "$P" --define ONE_ROUND=1 --back-to-back
+  done
+  CHECKS="fp16:3000x1000x999 fp16-c16:2047x2049x2000 bf16:4096x4096x4096 bf16-c16:3000x1000x999 fp16:1100x4000x3001"
+  SANITIZE="memcheck:fp16:3000x1000x999 synccheck:fp16-c16:2047x2049x2000"
+  STEP_ARGS="--kernel $P --define ONE_ROUND=1"
+  export CHECKS SANITIZE STEP_ARGS
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
