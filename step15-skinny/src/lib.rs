@@ -52,14 +52,17 @@ pub fn plan(s: &Shape) -> Plan {
 }
 
 /// The height of the groups in which step 11's order walks the tiles (`GROUP`): 16 where a column of
-/// tiles (the rows of N, `s.n / bm`) numbers more than 8 and at most 16, so that one group is a
-/// whole column and the units that share a tile of A run on consecutive blocks, which the GPU
-/// places side by side; else step 12's 8 (with 8 rows or fewer, 8 and 16 give the same order). At
-/// 1024³ 16 was 2-3 points of cuBLAS faster one at a time and 3.7 back to back, in two processes,
-/// where at 256 x 4096 x 4096 (64 rows) it lost 1.5-2 (`notes/step15.md`, "The tiles' order by
-/// groups of rows, measured").
-pub fn group(s: &Shape, bm: usize) -> usize {
-    if (9..=16).contains(&s.n.div_ceil(bm)) { 16 } else { 8 }
+/// tiles (the rows of N, `s.n / bm`) numbers more than 8 and at most 16 and each tile keeps its K
+/// whole (`sliced`: cut into slices), so that one group is a whole column and the units that share
+/// a tile of A run on consecutive blocks, which the GPU places side by side; else step 12's 8
+/// (with 8 rows or fewer, 8 and 16 give the same order). At 1024³ 16 was 2-3 points of cuBLAS
+/// faster one at a time and 3.7 back to back, in two processes, where at 256 x 4096 x 4096 (64
+/// rows) it lost 1.5-2; with slices, whose units at one moment are one slice of every tile, it was
+/// level at 512 x 1024 x 1024 (two) and lost 2 at 200 x 1024 x 4096 (three) (`notes/step15.md`,
+/// "The tiles' order by groups of rows, measured", "Groups of 16 at the other shapes they reach,
+/// measured").
+pub fn group(s: &Shape, bm: usize, sliced: bool) -> usize {
+    if !sliced && (9..=16).contains(&s.n.div_ceil(bm)) { 16 } else { 8 }
 }
 
 /// The deepest ring, as a table by K: the most buffers of the first row whose K is at least the
@@ -104,6 +107,11 @@ pub const fn deepest_ring(bm: usize, bn: usize) -> usize {
 /// least four K-tiles and a slot for every partial slice. The kernel computes it from its grid.
 pub fn slices(s: &Shape, p: Precision, clusters: usize) -> usize {
     let Plan::Swapped { bm, bn, .. } = plan(s) else { return 1 };
+    slices_of(s, p, bm, bn, clusters)
+}
+
+/// [`slices`] for tiles of `bm` rows of N by `bn` of M, whichever plan has them.
+fn slices_of(s: &Shape, p: Precision, bm: usize, bn: usize, clusters: usize) -> usize {
     let (tiles, ktiles) = (swapped_tiles(s, bm, bn), s.k.div_ceil(HopperTiles::bk(p)));
     let want = clusters.div_ceil(2 * tiles.max(1)).min(8);
     let fits = |n: usize| ktiles / n >= 4 && (n - 1) * tiles * (bm / 64) <= SLICE_SLOTS;
@@ -168,7 +176,8 @@ pub fn launch_plan(s: &Shape, p: Precision, t: SkinnyTiles, plan: Plan) -> Launc
     let launch = match plan {
         Plan::Swapped { bm, bn, stages } if t.swap => {
             let skew = if t.spread { skew(plan) } else { 0 };
-            let t = HopperTiles { bm, bn, stages, cluster: 1, group: group(s, bm) };
+            let sliced = t.spread && slices_of(s, p, bm, bn, SMS) > 1;
+            let t = HopperTiles { bm, bn, stages, cluster: 1, group: group(s, bm, sliced) };
             let consumers = t.bm / 64;
             let product = Shape::new(s.n, s.m, s.k);
             let staging = consumers * 2 * CHUNK_BYTES;
@@ -273,21 +282,24 @@ mod tests {
         assert_eq!(plan(&Shape::new(200, 100, 64)), Plan::Step12);
     }
 
-    /// Groups of 16 rows of tiles where a column has 9 to 16 of them (1024³), else step 12's 8: the
-    /// decode shapes (64 rows or more) and the smaller cubes keep the order they were recorded with.
+    /// Groups of 16 rows of tiles where a column has 9 to 16 of them and K is whole (1024³), else
+    /// step 12's 8: the decode shapes (64 rows or more), the smaller cubes and the tiles cut into
+    /// slices keep the order they were recorded with.
     #[test]
-    fn a_column_of_9_to_16_tiles_is_one_group() {
-        let group_of = |s: &Shape| match plan(s) {
-            Plan::Swapped { bm, .. } => group(s, bm),
-            Plan::Step12 => 0,
-        };
-        assert_eq!(group_of(&Shape::cube(1024)), 16);
-        for s in [Shape::cube(512), Shape::cube(128), Shape::new(256, 4096, 4096), Shape::new(64, 11008, 4096)] {
-            assert_eq!(group_of(&s), 8, "{s}");
-        }
+    fn a_column_of_9_to_16_whole_tiles_is_one_group() {
         let p = Precision::F16C16;
-        assert_eq!(launch_with(&Shape::cube(1024), p, tiles(p)).value("GROUP"), Some(16));
-        assert_eq!(launch_with(&Shape::new(16, 4096, 4096), p, tiles(p)).value("GROUP"), Some(8));
+        let group_of = |s: &Shape| launch_with(s, p, tiles(p)).value("GROUP");
+        assert_eq!(group_of(&Shape::cube(1024)), Some(16));
+        let sliced = [Shape::new(512, 1024, 1024), Shape::new(200, 1024, 4096)];
+        for s in sliced.iter().chain(&[Shape::cube(512), Shape::cube(128), Shape::new(256, 4096, 4096)]) {
+            assert_eq!(group_of(s), Some(8), "{s}");
+        }
+        for s in sliced {
+            assert!(slices(&s, p, SMS) > 1 && matches!(plan(&s), Plan::Swapped { bm: 64, .. }), "{s}");
+            assert_eq!(s.n.div_ceil(64), 16, "{s}");
+        }
+        assert_eq!(group_of(&Shape::new(64, 11008, 4096)), Some(8));
+        assert_eq!(group_of(&Shape::new(16, 4096, 4096)), Some(8));
     }
 
     /// Every launch of a small shape's plan is a programmatic dependent one, and the kernel waits
