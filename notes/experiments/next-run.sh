@@ -120,6 +120,11 @@
 #                                                  step at 2048³ in the four precisions, both
 #                                                  timings; the patch's checks and sanitizers
 #                                                  (about 300 s)
+#   ROUND2=1 ...                                   first, "Next: the last tile's rounds without
+#                                                  their waits"'s prediction: the step's GPU suite,
+#                                                  one-round.patch with ONE_ROUND=2 and 3 beside
+#                                                  the step at 2048³, checks and memcheck (about
+#                                                  250 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -473,6 +478,24 @@ if [ -n "${ROUND:-}" ]; then
   CHECKS="fp16:3000x1000x999 fp16-c16:2047x2049x2000 bf16:4096x4096x4096 bf16-c16:3000x1000x999 fp16:1100x4000x3001"
   SANITIZE="memcheck:fp16:3000x1000x999 synccheck:fp16-c16:2047x2049x2000"
   STEP_ARGS="--kernel $P --define ONE_ROUND=1"
+  export CHECKS SANITIZE STEP_ARGS
+fi
+if [ -n "${ROUND2:-}" ]; then
+  # The step's GPU suite (fresh seeds; the rule's groups changed at sliced shapes); then the last
+  # tile through the ring in rounds of two chunks and of one, no round waiting for the stores
+  # before it (one-round.patch, ONE_ROUND=2 and 3), beside the step at 2048³ in FP16 with an FP32 C
+  # and BF16 with a 16-bit C, both timings; the patch's checks with ONE_ROUND=3, in record.sh.
+  f=$W/suite.log
+  timeout 240 b/tests/step15-skinny-gpu > "$f" 2>&1
+  say "| step15-skinny-gpu | rc=$? | $(grep -E '^test result' "$f" | tail -1) | $(el) s |"
+  P=$X/one-round.patch
+  for r in 2 3; do for p in fp16 bf16-c16; do
+    tune "2048-round$r-$p-one" 2048x2048x2048 "$p" "the rule's plan, 4 buffers" 45 --kernel "$P" --define ONE_ROUND=$r
+    tune "2048-round$r-$p-b2b" 2048x2048x2048 "$p" "the rule's plan, 4 buffers" 45 --kernel "$P" --define ONE_ROUND=$r --back-to-back
+  done; done
+  CHECKS="fp16:3000x1000x999 bf16-c16:2047x2049x2000 bf16:4096x4096x4096 fp16-c16:1100x4000x3001"
+  SANITIZE="memcheck:fp16:3000x1000x999"
+  STEP_ARGS="--kernel $P --define ONE_ROUND=3"
   export CHECKS SANITIZE STEP_ARGS
 fi
 if [ -n "${READS:-}" ]; then
