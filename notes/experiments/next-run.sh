@@ -125,6 +125,10 @@
 #                                                  one-round.patch with ONE_ROUND=2 and 3 beside
 #                                                  the step at 2048³, checks and memcheck (about
 #                                                  250 s)
+#   STARTS=1 ...                                   first, "Next: where a launch's fixed part lies,
+#                                                  block by block"'s prediction: timeline15 with
+#                                                  the probe at 2048³, 1024³ and 128 x 4096 x 4096,
+#                                                  one at a time and back to back (about 100 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -497,6 +501,23 @@ if [ -n "${ROUND2:-}" ]; then
   SANITIZE="memcheck:fp16:3000x1000x999"
   STEP_ARGS="--kernel $P --define ONE_ROUND=3"
   export CHECKS SANITIZE STEP_ARGS
+fi
+if [ -n "${STARTS:-}" ]; then
+  # Every block's entry, readiness, first K-tile's data and end (timeline.patch, no early signal:
+  # PDL_TRIGGER=0, the step's launches), 20 launches one at a time and 20 back to back, at 2048³
+  # (step 12's plan, FP16 with an FP32 C and a 16-bit C), 1024³ and 128 x 4096 x 4096 (swapped,
+  # dependent launches: PDL=1, FP16 with a 16-bit C); then timeline-starts.py's table.
+  mkdir -p "$W/starts"
+  for v in 2048x2048x2048:fp16: 2048x2048x2048:fp16-c16: 1024x1024x1024:fp16-c16:PDL=1 128x4096x4096:fp16-c16:PDL=1; do
+    IFS=: read -r sh p d <<< "$v"
+    for how in one b2b; do
+      b=""; [ $how = b2b ] && b=--back-to-back
+      timeout 60 b/examples/timeline15 "$sh" "$p" --kernel "$X/timeline.patch" --define PDL_TRIGGER=0 --define TL_ISSUE=1 ${d:+--define "$d"} $b \
+        --out "$W/starts/$sh-$p-$how.csv" > "$W/starts/$sh-$p-$how.md" 2>&1
+      say "timeline $sh $p $how rc=$? [$(el) s]"
+    done
+  done
+  python3 "$X/timeline-starts.py" "$W"/starts/*.csv 2>&1 | tee -a "$S"
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
