@@ -14,7 +14,8 @@
 # AFTER=1 (runs/h200-2026-12-02-c782652-after), RETUNE=1 (runs/h200-2026-12-02-f750310-retune), PLACE=1
 # (runs/h200-2026-12-02-1919453-place), PLACE2=1 (runs/h200-2026-12-02-0e447b5-place-more), PLACE3=1
 # (runs/h200-2026-12-02-f23fe3c-place-control), ORDERS=1 (as GROUPS=1: runs/h200-2026-12-02-140f12f-groups),
-# GROUP16=1 (runs/h200-2026-12-02-bf9724a-group16-record).
+# GROUP16=1 (runs/h200-2026-12-02-bf9724a-group16-record), ORDERS2=1 ROUND=1
+# (runs/h200-2026-12-02-5f43ff5-orders2-one-round), ROUND2=1 (runs/h200-2026-12-02-334d1d2-rounds-suite).
 # In commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
 #   FIRST=1 bash notes/experiments/next-run.sh     the step's GPU suite, checks at eight odd shapes,
 #                                                  memcheck, synccheck, racecheck, step 15's
