@@ -130,6 +130,12 @@
 #                                                  block by block"'s prediction: timeline15 with
 #                                                  the probe at 2048³, 1024³ and 128 x 4096 x 4096,
 #                                                  one at a time and back to back (about 100 s)
+#   UNIT=1 ...                                     first, "Next: the producer's first unit before
+#                                                  the meeting"'s prediction: the probe with
+#                                                  TL_ISSUE=2 at 1024³ and 128 x 4096 x 4096,
+#                                                  early-unit.patch beside the step there and at
+#                                                  64 x 4096 x 4096, checks and sanitizers (about
+#                                                  150 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -519,6 +525,28 @@ if [ -n "${STARTS:-}" ]; then
     done
   done
   python3 "$X/timeline-starts.py" "$W"/starts/*.csv 2>&1 | tee -a "$S"
+fi
+if [ -n "${UNIT:-}" ]; then
+  # Where the producer's 0.7 µs between ready and its first loads go (timeline.patch, TL_ISSUE=2:
+  # its registers given up, its first unit worked out), one at a time; then the first unit worked
+  # out before the meeting (early-unit.patch, EARLY_UNIT=1) beside the step, both timings, FP16
+  # with a 16-bit C; the patch's checks at odd shapes of both orientations, in record.sh.
+  mkdir -p "$W/starts"
+  for sh in 1024x1024x1024 128x4096x4096; do
+    timeout 60 b/examples/timeline15 "$sh" fp16-c16 --kernel "$X/timeline.patch" --define PDL_TRIGGER=0 --define TL_ISSUE=2 \
+      --out "$W/starts/$sh-fp16-c16-unit.csv" > "$W/starts/$sh-fp16-c16-unit.md" 2>&1
+    say "timeline $sh unit rc=$? [$(el) s]"
+  done
+  python3 "$X/timeline-starts.py" "$W"/starts/*.csv 2>&1 | tee -a "$S"
+  P=$X/early-unit.patch
+  for sh in 1024x1024x1024 128x4096x4096 64x4096x4096; do
+    tune "$sh-early-unit-one" "$sh" fp16-c16 "the rule's plan, 6 buffers" 45 --kernel "$P" --define EARLY_UNIT=1
+    tune "$sh-early-unit-b2b" "$sh" fp16-c16 "the rule's plan, 6 buffers" 45 --kernel "$P" --define EARLY_UNIT=1 --back-to-back
+  done
+  CHECKS="fp16-c16:999x1023x1001 bf16:17x2048x1024 fp16:3000x1000x999 bf16-c16:129x11008x4096"
+  SANITIZE="memcheck:fp16-c16:17x2048x1024 synccheck:bf16:3000x1000x999"
+  STEP_ARGS="--kernel $P --define EARLY_UNIT=1"
+  export CHECKS SANITIZE STEP_ARGS
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
