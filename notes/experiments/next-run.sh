@@ -136,6 +136,10 @@
 #                                                  early-unit.patch beside the step there and at
 #                                                  64 x 4096 x 4096, checks and sanitizers (about
 #                                                  150 s)
+#   REGS=1 ...                                     first, "Next: one consumer's block without
+#                                                  setmaxnreg"'s prediction: keep-regs.patch
+#                                                  beside the step at four one-consumer shapes,
+#                                                  both timings, checks and memcheck (about 120 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -546,6 +550,20 @@ if [ -n "${UNIT:-}" ]; then
   CHECKS="fp16-c16:999x1023x1001 bf16:17x2048x1024 fp16:3000x1000x999 bf16-c16:129x11008x4096"
   SANITIZE="memcheck:fp16-c16:17x2048x1024 synccheck:bf16:3000x1000x999"
   STEP_ARGS="--kernel $P --define EARLY_UNIT=1"
+  export CHECKS SANITIZE STEP_ARGS
+fi
+if [ -n "${REGS:-}" ]; then
+  # A block of one consumer without setmaxnreg (keep-regs.patch, KEEP_REGS=1) beside the step at
+  # four shapes whose rule's plan has one consumer (tiles of 64 rows of N), FP16 with a 16-bit C,
+  # both timings; the patch's checks at odd shapes, in record.sh.
+  P=$X/keep-regs.patch
+  for sh in 1024x1024x1024 64x4096x4096 128x4096x4096 256x4096x4096; do
+    tune "$sh-keep-regs-one" "$sh" fp16-c16 "the rule's plan, 6 buffers" 45 --kernel "$P" --define KEEP_REGS=1
+    tune "$sh-keep-regs-b2b" "$sh" fp16-c16 "the rule's plan, 6 buffers" 45 --kernel "$P" --define KEEP_REGS=1 --back-to-back
+  done
+  CHECKS="fp16-c16:999x1023x1001 bf16:17x2048x1024 fp16:63x4001x999 bf16-c16:129x11008x4096"
+  SANITIZE="memcheck:fp16-c16:17x2048x1024"
+  STEP_ARGS="--kernel $P --define KEEP_REGS=1"
   export CHECKS SANITIZE STEP_ARGS
 fi
 if [ -n "${READS:-}" ]; then
