@@ -15,7 +15,9 @@
 # (runs/h200-2026-12-02-1919453-place), PLACE2=1 (runs/h200-2026-12-02-0e447b5-place-more), PLACE3=1
 # (runs/h200-2026-12-02-f23fe3c-place-control), ORDERS=1 (as GROUPS=1: runs/h200-2026-12-02-140f12f-groups),
 # GROUP16=1 (runs/h200-2026-12-02-bf9724a-group16-record), ORDERS2=1 ROUND=1
-# (runs/h200-2026-12-02-5f43ff5-orders2-one-round), ROUND2=1 (runs/h200-2026-12-02-334d1d2-rounds-suite).
+# (runs/h200-2026-12-02-5f43ff5-orders2-one-round), ROUND2=1 (runs/h200-2026-12-02-334d1d2-rounds-suite),
+# STARTS=1 (runs/h200-2026-12-02-5896716-starts), UNIT=1 (runs/h200-2026-12-02-e5582e0-early-unit),
+# REGS=1 (runs/h200-2026-12-02-baf5477-keep-regs).
 # In commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
 #   FIRST=1 bash notes/experiments/next-run.sh     the step's GPU suite, checks at eight odd shapes,
 #                                                  memcheck, synccheck, racecheck, step 15's
@@ -139,7 +141,8 @@
 #   REGS=1 ...                                     first, "Next: one consumer's block without
 #                                                  setmaxnreg"'s prediction: keep-regs.patch
 #                                                  beside the step at four one-consumer shapes,
-#                                                  both timings, checks and memcheck (about 120 s)
+#                                                  both timings, checks and memcheck (about 120 s;
+#                                                  REGS_KIND=2 for KEEP_REGS=2)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -178,6 +181,26 @@ tune() {
   [[ " $* " == *" --kernel "* ]] && beside=--beside
   timeout "$limit" b/examples/tune15 "$sh" "$p" --only "$only" $beside --rounds 2 "$@" > "$W/tune/$name.md" 2>&1
   say "tune15 $name rc=$? [$(el) s]"; grep -E "^\| $p \|" "$W/tune/$name.md" | tee -a "$S"
+}
+# beside6 PATCH DEFINE SHAPE...: tune() with PATCH and DEFINE beside the rule's plan with six buffers
+# at each SHAPE, FP16 with a 16-bit C, one at a time and back to back; then the step binary with
+# them in record.sh, at the caller's CHECKS and SANITIZE.
+beside6() {
+  local p=$1 d=$2 n; n=$(basename "$1" .patch); shift 2
+  for sh in "$@"; do
+    tune "$sh-$n-one" "$sh" fp16-c16 "the rule's plan, 6 buffers" 45 --kernel "$p" --define "$d"
+    tune "$sh-$n-b2b" "$sh" fp16-c16 "the rule's plan, 6 buffers" 45 --kernel "$p" --define "$d" --back-to-back
+  done
+  STEP_ARGS="--kernel $p --define $d"
+  export CHECKS SANITIZE STEP_ARGS
+}
+# probe NAME SHAPE PRECISION ARGS...: timeline15 with timeline.patch (no early signal) and ARGS, 20
+# launches, into OUT/w/starts/NAME.csv (and its table, NAME.md).
+probe() {
+  local n=$1 sh=$2 p=$3; shift 3; mkdir -p "$W/starts"
+  timeout 60 b/examples/timeline15 "$sh" "$p" --kernel "$X/timeline.patch" --define PDL_TRIGGER=0 "$@" \
+    --out "$W/starts/$n.csv" > "$W/starts/$n.md" 2>&1
+  say "timeline $n rc=$? [$(el) s]"
 }
 # counted OUT KERNEL METRICS COMMAND...: the eleventh launch of the kernels named KERNEL that COMMAND
 # makes (after the tuner's check and the first of its untimed runs), under Nsight Compute with the
@@ -518,15 +541,10 @@ if [ -n "${STARTS:-}" ]; then
   # PDL_TRIGGER=0, the step's launches), 20 launches one at a time and 20 back to back, at 2048³
   # (step 12's plan, FP16 with an FP32 C and a 16-bit C), 1024³ and 128 x 4096 x 4096 (swapped,
   # dependent launches: PDL=1, FP16 with a 16-bit C); then timeline-starts.py's table.
-  mkdir -p "$W/starts"
   for v in 2048x2048x2048:fp16: 2048x2048x2048:fp16-c16: 1024x1024x1024:fp16-c16:PDL=1 128x4096x4096:fp16-c16:PDL=1; do
     IFS=: read -r sh p d <<< "$v"
-    for how in one b2b; do
-      b=""; [ $how = b2b ] && b=--back-to-back
-      timeout 60 b/examples/timeline15 "$sh" "$p" --kernel "$X/timeline.patch" --define PDL_TRIGGER=0 --define TL_ISSUE=1 ${d:+--define "$d"} $b \
-        --out "$W/starts/$sh-$p-$how.csv" > "$W/starts/$sh-$p-$how.md" 2>&1
-      say "timeline $sh $p $how rc=$? [$(el) s]"
-    done
+    probe "$sh-$p-one" "$sh" "$p" --define TL_ISSUE=1 ${d:+--define "$d"}
+    probe "$sh-$p-b2b" "$sh" "$p" --define TL_ISSUE=1 ${d:+--define "$d"} --back-to-back
   done
   python3 "$X/timeline-starts.py" "$W"/starts/*.csv 2>&1 | tee -a "$S"
 fi
@@ -535,36 +553,19 @@ if [ -n "${UNIT:-}" ]; then
   # its registers given up, its first unit worked out), one at a time; then the first unit worked
   # out before the meeting (early-unit.patch, EARLY_UNIT=1) beside the step, both timings, FP16
   # with a 16-bit C; the patch's checks at odd shapes of both orientations, in record.sh.
-  mkdir -p "$W/starts"
-  for sh in 1024x1024x1024 128x4096x4096; do
-    timeout 60 b/examples/timeline15 "$sh" fp16-c16 --kernel "$X/timeline.patch" --define PDL_TRIGGER=0 --define TL_ISSUE=2 \
-      --out "$W/starts/$sh-fp16-c16-unit.csv" > "$W/starts/$sh-fp16-c16-unit.md" 2>&1
-    say "timeline $sh unit rc=$? [$(el) s]"
-  done
+  for sh in 1024x1024x1024 128x4096x4096; do probe "$sh-fp16-c16-unit" "$sh" fp16-c16 --define TL_ISSUE=2; done
   python3 "$X/timeline-starts.py" "$W"/starts/*.csv 2>&1 | tee -a "$S"
-  P=$X/early-unit.patch
-  for sh in 1024x1024x1024 128x4096x4096 64x4096x4096; do
-    tune "$sh-early-unit-one" "$sh" fp16-c16 "the rule's plan, 6 buffers" 45 --kernel "$P" --define EARLY_UNIT=1
-    tune "$sh-early-unit-b2b" "$sh" fp16-c16 "the rule's plan, 6 buffers" 45 --kernel "$P" --define EARLY_UNIT=1 --back-to-back
-  done
   CHECKS="fp16-c16:999x1023x1001 bf16:17x2048x1024 fp16:3000x1000x999 bf16-c16:129x11008x4096"
   SANITIZE="memcheck:fp16-c16:17x2048x1024 synccheck:bf16:3000x1000x999"
-  STEP_ARGS="--kernel $P --define EARLY_UNIT=1"
-  export CHECKS SANITIZE STEP_ARGS
+  beside6 "$X/early-unit.patch" EARLY_UNIT=1 1024x1024x1024 128x4096x4096 64x4096x4096
 fi
 if [ -n "${REGS:-}" ]; then
   # A block of one consumer without setmaxnreg (keep-regs.patch, KEEP_REGS=1) beside the step at
   # four shapes whose rule's plan has one consumer (tiles of 64 rows of N), FP16 with a 16-bit C,
   # both timings; the patch's checks at odd shapes, in record.sh.
-  P=$X/keep-regs.patch
-  for sh in 1024x1024x1024 64x4096x4096 128x4096x4096 256x4096x4096; do
-    tune "$sh-keep-regs-one" "$sh" fp16-c16 "the rule's plan, 6 buffers" 45 --kernel "$P" --define KEEP_REGS=1
-    tune "$sh-keep-regs-b2b" "$sh" fp16-c16 "the rule's plan, 6 buffers" 45 --kernel "$P" --define KEEP_REGS=1 --back-to-back
-  done
   CHECKS="fp16-c16:999x1023x1001 bf16:17x2048x1024 fp16:63x4001x999 bf16-c16:129x11008x4096"
   SANITIZE="memcheck:fp16-c16:17x2048x1024"
-  STEP_ARGS="--kernel $P --define KEEP_REGS=1"
-  export CHECKS SANITIZE STEP_ARGS
+  beside6 "$X/keep-regs.patch" "KEEP_REGS=${REGS_KIND:-1}" 1024x1024x1024 64x4096x4096 128x4096x4096 256x4096x4096
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
