@@ -143,6 +143,10 @@
 #                                                  beside the step at four one-consumer shapes,
 #                                                  both timings, checks and memcheck (about 120 s;
 #                                                  REGS_KIND=2 for KEEP_REGS=2)
+#   ARRIVE=1 ...                                   first, "Next: the hand-back on the block's own
+#                                                  barrier"'s prediction: local-arrive.patch
+#                                                  beside the step at four shapes, both timings,
+#                                                  checks and memcheck (about 120 s)
 #   READS=1 ...                                    first, "Next: the loads of cuBLAS's plan alone"'s
 #                                                  prediction: cluster-reads.cu built with nvcc,
 #                                                  timed twice, then its L2 sectors under Nsight
@@ -566,6 +570,14 @@ if [ -n "${REGS:-}" ]; then
   CHECKS="fp16-c16:999x1023x1001 bf16:17x2048x1024 fp16:63x4001x999 bf16-c16:129x11008x4096"
   SANITIZE="memcheck:fp16-c16:17x2048x1024"
   beside6 "$X/keep-regs.patch" "KEEP_REGS=${REGS_KIND:-1}" 1024x1024x1024 64x4096x4096 128x4096x4096 256x4096x4096
+fi
+if [ -n "${ARRIVE:-}" ]; then
+  # Each buffer handed back with an arrival on the block's own barrier (local-arrive.patch,
+  # LOCAL_ARRIVE=1) beside the step: one consumer at 1024³ and 64 x 4096 x 4096, two at 128 x 11008 x
+  # 4096, the slices of 16 x 4096 x 4096; the patch's checks, in record.sh.
+  CHECKS="fp16-c16:999x1023x1001 bf16:17x2048x1024 fp16:63x4001x999 bf16-c16:129x11008x4096 fp16-c16:255x11005x3001"
+  SANITIZE="memcheck:fp16-c16:17x2048x1024 synccheck:bf16:129x11008x4096"
+  beside6 "$X/local-arrive.patch" LOCAL_ARRIVE=1 1024x1024x1024 64x4096x4096 128x11008x4096 16x4096x4096
 fi
 if [ -n "${READS:-}" ]; then
   nvcc -O3 -std=c++17 -arch=sm_90a -I"$X" -o "$A/cluster-reads" "$X/cluster-reads.cu" > "$W/reads-build.log" 2>&1
