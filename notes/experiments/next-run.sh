@@ -186,15 +186,30 @@ tune() {
   timeout "$limit" b/examples/tune15 "$sh" "$p" --only "$only" $beside --rounds 2 "$@" > "$W/tune/$name.md" 2>&1
   say "tune15 $name rc=$? [$(el) s]"; grep -E "^\| $p \|" "$W/tune/$name.md" | tee -a "$S"
 }
-# beside6 PATCH DEFINE SHAPE...: tune() with PATCH and DEFINE beside the rule's plan with six buffers
-# at each SHAPE, FP16 with a 16-bit C, one at a time and back to back; then the step binary with
-# them in record.sh, at the caller's CHECKS and SANITIZE.
+# both NAME SHAPE PRECISION ONLY ARGS...: tune() one at a time (NAME-one) and back to back
+# (NAME-b2b), 45 s each.
+both() {
+  local n=$1 sh=$2 p=$3 o=$4; shift 4
+  tune "$n-one" "$sh" "$p" "$o" 45 "$@"
+  tune "$n-b2b" "$sh" "$p" "$o" 45 "$@" --back-to-back
+}
+# suite LIMIT: the step's GPU suite (fresh seeds) in OUT/w/suite.log, its result in the summary.
+suite() {
+  timeout "$1" b/tests/step15-skinny-gpu > "$W/suite.log" 2>&1
+  say "| step15-skinny-gpu | rc=$? | $(grep -E '^test result' "$W/suite.log" | tail -1) | $(el) s |"
+}
+# grade15: step 15's reference graded as a student's kernel, timed, with the example hidden cases.
+grade15() {
+  timeout 150 b/bin/grader grade --hidden "$R/labs/hidden-example.txt" --json "$W/grade.json" --staff "$W/grade.staff.txt" \
+    -- 15 "$R/step15-skinny/src/kernel.cu" > "$W/grade.log" 2>&1
+  say "grader: step 15's reference rc=$? $(grep -iE 'total' "$W/grade.log" | tail -1) [$(el) s]"
+}
+# beside6 PATCH DEFINE SHAPE...: both() with PATCH and DEFINE beside the rule's plan with six buffers
+# at each SHAPE, FP16 with a 16-bit C; then the step binary with them in record.sh, at the caller's
+# CHECKS and SANITIZE.
 beside6() {
   local p=$1 d=$2 n; n=$(basename "$1" .patch); shift 2
-  for sh in "$@"; do
-    tune "$sh-$n-one" "$sh" fp16-c16 "the rule's plan, 6 buffers" 45 --kernel "$p" --define "$d"
-    tune "$sh-$n-b2b" "$sh" fp16-c16 "the rule's plan, 6 buffers" 45 --kernel "$p" --define "$d" --back-to-back
-  done
+  for sh in "$@"; do both "$sh-$n" "$sh" fp16-c16 "the rule's plan, 6 buffers" --kernel "$p" --define "$d"; done
   STEP_ARGS="--kernel $p --define $d"
   export CHECKS SANITIZE STEP_ARGS
 }
@@ -416,17 +431,12 @@ if [ -n "${PLACE2:-}" ]; then
   # plan (six buffers at every one of these shapes), beside the step.
   o="the rule's plan, 6 buffers"; P=$X/place.patch
   tune "1024x1024x1024-place0-one" 1024x1024x1024 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=0
-  tune "1024x1024x1024-place5-one" 1024x1024x1024 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=5
-  tune "1024x1024x1024-place5-b2b" 1024x1024x1024 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=5 --back-to-back
+  both 1024x1024x1024-place5 1024x1024x1024 fp16-c16 "$o" --kernel "$P" --define PLACE=5
   for sh in 16x4096x4096 32x4096x4096 128x4096x4096 256x4096x4096 64x11008x4096 128x11008x4096; do
-    tune "$sh-place1-one" "$sh" fp16-c16 "$o" 45 --kernel "$P" --define PLACE=1
-    tune "$sh-place1-b2b" "$sh" fp16-c16 "$o" 45 --kernel "$P" --define PLACE=1 --back-to-back
+    both "$sh-place1" "$sh" fp16-c16 "$o" --kernel "$P" --define PLACE=1
     tune "$sh-place2-one" "$sh" fp16-c16 "$o" 45 --kernel "$P" --define PLACE=2
   done
-  for sh in 1024x1024x1024 64x4096x4096; do
-    tune "$sh-place1-bf16-one" "$sh" bf16 "$o" 45 --kernel "$P" --define PLACE=1
-    tune "$sh-place1-bf16-b2b" "$sh" bf16 "$o" 45 --kernel "$P" --define PLACE=1 --back-to-back
-  done
+  for sh in 1024x1024x1024 64x4096x4096; do both "$sh-place1-bf16" "$sh" bf16 "$o" --kernel "$P" --define PLACE=1; done
   # L2's coalescer, one launch each with the caches the launches before left: the step's mapping
   # and placements 1 and 3 at 1024³, 0 and 1 at 64 x 4096 x 4096, and cuBLAS's kernel at 1024³.
   mkdir -p "$W/place"
@@ -461,8 +471,7 @@ maps = {tuple(m.get(s, -1) for s in range(132)) for m in launches.values()}
 same = sum(1 for m in maps if list(m) == usual)
 print(f"timeline: {len(launches)} launches, {len(maps)} placements, {same} of them PLACE=5's table")
 PY
-  tune "1024x1024x1024-place5c-one" 1024x1024x1024 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=5
-  tune "1024x1024x1024-place5c-b2b" 1024x1024x1024 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=5 --back-to-back
+  both 1024x1024x1024-place5c 1024x1024x1024 fp16-c16 "$o" --kernel "$P" --define PLACE=5
   tune "1024x1024x1024-place1-again" 1024x1024x1024 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=1
   tune "64x4096x4096-place1-again" 64x4096x4096 fp16-c16 "$o" 45 --kernel "$P" --define PLACE=1
 fi
@@ -481,14 +490,10 @@ if [ -n "${GROUP16:-}" ]; then
   # The rule with groups of 16 at 1024³ (a bundle of a commit with lib.rs's `group`): the step's
   # suite, memcheck at an odd shape it changes, the old order (place.patch, GROUP=8) beside it in two
   # precisions and both timings; then record.sh's sweep of 1024³ and its references (below).
-  f=$W/suite.log
-  timeout 150 b/tests/step15-skinny-gpu > "$f" 2>&1
-  say "| step15-skinny-gpu | rc=$? | $(grep -E '^test result' "$f" | tail -1) | $(el) s |"
+  suite 150
   o="the rule's plan, 6 buffers"; P=$X/place.patch
   for p in fp16-c16 bf16; do
-    tune "1024x1024x1024-old-order-$p-one" 1024x1024x1024 "$p" "$o" 45 --kernel "$P" --define PLACE=0 --define GROUP=8
-    tune "1024x1024x1024-old-order-$p-b2b" 1024x1024x1024 "$p" "$o" 45 --kernel "$P" --define PLACE=0 --define GROUP=8 \
-      --back-to-back
+    both "1024x1024x1024-old-order-$p" 1024x1024x1024 "$p" "$o" --kernel "$P" --define PLACE=0 --define GROUP=8
   done
   SANITIZE="memcheck:fp16-c16:999x1023x1001"
   export SANITIZE SWEEP_STEPS=15 SWEEP_SHAPES=1024
@@ -500,12 +505,9 @@ if [ -n "${ORDERS2:-}" ]; then
   # (the rule's plan is six buffers at both); then the reference graded with the example hidden cases.
   o="the rule's plan, 6 buffers"; P=$X/place.patch
   for sh in 512x1024x1024 200x1024x4096; do for p in fp16-c16 bf16; do
-    tune "$sh-old-order-$p-one" "$sh" "$p" "$o" 45 --kernel "$P" --define PLACE=0 --define GROUP=8
-    tune "$sh-old-order-$p-b2b" "$sh" "$p" "$o" 45 --kernel "$P" --define PLACE=0 --define GROUP=8 --back-to-back
+    both "$sh-old-order-$p" "$sh" "$p" "$o" --kernel "$P" --define PLACE=0 --define GROUP=8
   done; done
-  timeout 150 b/bin/grader grade --hidden "$R/labs/hidden-example.txt" --json "$W/grade.json" --staff "$W/grade.staff.txt" \
-    -- 15 "$R/step15-skinny/src/kernel.cu" > "$W/grade.log" 2>&1
-  say "grader: step 15's reference rc=$? $(grep -iE 'total' "$W/grade.log" | tail -1) [$(el) s]"
+  grade15
 fi
 if [ -n "${ROUND:-}" ]; then
   # Step 12's plan with a block's last tile of C stored in one round through the ring
@@ -514,8 +516,7 @@ if [ -n "${ROUND:-}" ]; then
   # last wave shared along K; beta 0.5) and two sanitizers, in record.sh.
   P=$X/one-round.patch
   for p in fp16 fp16-c16 bf16 bf16-c16; do
-    tune "2048-one-round-$p-one" 2048x2048x2048 "$p" "the rule's plan, 4 buffers" 45 --kernel "$P" --define ONE_ROUND=1
-    tune "2048-one-round-$p-b2b" 2048x2048x2048 "$p" "the rule's plan, 4 buffers" 45 --kernel "$P" --define ONE_ROUND=1 --back-to-back
+    both "2048-one-round-$p" 2048x2048x2048 "$p" "the rule's plan, 4 buffers" --kernel "$P" --define ONE_ROUND=1
   done
   CHECKS="fp16:3000x1000x999 fp16-c16:2047x2049x2000 bf16:4096x4096x4096 bf16-c16:3000x1000x999 fp16:1100x4000x3001"
   SANITIZE="memcheck:fp16:3000x1000x999 synccheck:fp16-c16:2047x2049x2000"
@@ -527,13 +528,10 @@ if [ -n "${ROUND2:-}" ]; then
   # tile through the ring in rounds of two chunks and of one, no round waiting for the stores
   # before it (one-round.patch, ONE_ROUND=2 and 3), beside the step at 2048³ in FP16 with an FP32 C
   # and BF16 with a 16-bit C, both timings; the patch's checks with ONE_ROUND=3, in record.sh.
-  f=$W/suite.log
-  timeout 240 b/tests/step15-skinny-gpu > "$f" 2>&1
-  say "| step15-skinny-gpu | rc=$? | $(grep -E '^test result' "$f" | tail -1) | $(el) s |"
+  suite 240
   P=$X/one-round.patch
   for r in 2 3; do for p in fp16 bf16-c16; do
-    tune "2048-round$r-$p-one" 2048x2048x2048 "$p" "the rule's plan, 4 buffers" 45 --kernel "$P" --define ONE_ROUND=$r
-    tune "2048-round$r-$p-b2b" 2048x2048x2048 "$p" "the rule's plan, 4 buffers" 45 --kernel "$P" --define ONE_ROUND=$r --back-to-back
+    both "2048-round$r-$p" 2048x2048x2048 "$p" "the rule's plan, 4 buffers" --kernel "$P" --define ONE_ROUND=$r
   done; done
   CHECKS="fp16:3000x1000x999 bf16-c16:2047x2049x2000 bf16:4096x4096x4096 fp16-c16:1100x4000x3001"
   SANITIZE="memcheck:fp16:3000x1000x999"
@@ -591,13 +589,8 @@ if [ -n "${READS:-}" ]; then
   python3 "$X/cluster-reads-table.py" "$W/reads-ncu.csv" "$W/reads-order.txt" 2>&1 | tee -a "$S"
 fi
 if [ -n "${FIRST:-}" ]; then
-  f=$W/suite.log
-  timeout 240 b/tests/step15-skinny-gpu > "$f" 2>&1
-  say "| step15-skinny-gpu | rc=$? | $(grep -E '^test result' "$f" | tail -1) | $(el) s |"
-  # The reference graded as a student's kernel, timed (the grader's hidden cases: the example set).
-  timeout 150 b/bin/grader grade --hidden "$R/labs/hidden-example.txt" --json "$W/grade.json" --staff "$W/grade.staff.txt" \
-    -- 15 "$R/step15-skinny/src/kernel.cu" > "$W/grade.log" 2>&1
-  say "grader: step 15's reference rc=$? $(grep -iE 'total' "$W/grade.log" | tail -1) [$(el) s]"
+  suite 240
+  grade15
   CHECKS="fp16:1024x1024x1024 bf16:129x11008x4096 bf16-c16:999x1023x1001 fp16:63x4001x999 fp16-c16:17x2048x1024"
   CHECKS="$CHECKS bf16-c16:1x4096x11008 fp16-c16:2047x2049x2000 bf16:3x11008x4096"
   SANITIZE="memcheck:fp16-c16:17x2048x1024 synccheck:fp16-c16:17x2048x1024 racecheck:bf16:3x1000x512"

@@ -103,8 +103,9 @@ pub const fn deepest_ring(bm: usize, bn: usize) -> usize {
 }
 
 /// How many slices `Slices` (skinny.cuh) cuts each tile's K into, on a GPU with `clusters` SMs,
-/// for the book's table and the rule's groups: the fewest that give at least half of them a unit, with slices of at
-/// least four K-tiles and a slot for every partial slice. The kernel computes it from its grid.
+/// for the book's table and the rule's groups: the fewest that give at least half of them a unit,
+/// with slices of at least four K-tiles and a slot for every partial slice. The kernel computes it
+/// from its grid.
 pub fn slices(s: &Shape, p: Precision, clusters: usize) -> usize {
     let Plan::Swapped { bm, bn, .. } = plan(s) else { return 1 };
     slices_of(s, p, bm, bn, clusters)
