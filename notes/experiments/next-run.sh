@@ -17,7 +17,7 @@
 # GROUP16=1 (runs/h200-2026-12-02-bf9724a-group16-record), ORDERS2=1 ROUND=1
 # (runs/h200-2026-12-02-5f43ff5-orders2-one-round), ROUND2=1 (runs/h200-2026-12-02-334d1d2-rounds-suite),
 # STARTS=1 (runs/h200-2026-12-02-5896716-starts), UNIT=1 (runs/h200-2026-12-02-e5582e0-early-unit),
-# REGS=1 (runs/h200-2026-12-02-baf5477-keep-regs).
+# REGS=1 (runs/h200-2026-12-02-baf5477-keep-regs), ARRIVE=1 (runs/h200-2026-12-02-ced2de3-local-arrive).
 # In commands of at most LIMIT s (default 560) on one Hopper GPU; each prints "left: ..." for the next:
 #   FIRST=1 bash notes/experiments/next-run.sh     the step's GPU suite, checks at eight odd shapes,
 #                                                  memcheck, synccheck, racecheck, step 15's
